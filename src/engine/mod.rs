@@ -1,0 +1,26 @@
+//! The simulation: runs a linked `ir::Program` and fills a `report::Report`.
+//!
+//! Architecture invariant: the engine reads only the IR, never the AST;
+//! one seed gives one report, digit for digit.
+
+use crate::ir::Program;
+use crate::report::Report;
+
+/// A run-time error: the run stops and says where and who.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunError {
+    /// What went wrong (key words per spec §7/§10: `index`, `negative`, `livelock`, …).
+    pub message: String,
+    /// The statement at fault as (block, index in block), when there is one.
+    pub at: Option<(usize, usize)>,
+    /// The session's `serial`, when a session was running.
+    pub session: Option<u64>,
+    /// The clock when it happened.
+    pub time: f64,
+}
+
+/// Runs a validated program to its horizon (or its `arrivals` drain).
+pub fn run(program: &Program) -> Result<Report, RunError> {
+    let _ = program;
+    todo!("engine")
+}

@@ -1,0 +1,490 @@
+//! The IR: a linked program, the contract between the front end and the engine.
+//!
+//! Architecture invariant: nothing here knows the source text or the engine.
+//! Every rule a program must obey is checked by [`Program::validate`], so IR
+//! that arrives as JSON from another tool meets the same rules as the
+//! linker's output. The JSON shape is documented in docs/ir.md; its
+//! `"version"` is [`IR_VERSION`].
+
+mod real;
+mod validate;
+
+use serde::{Deserialize, Serialize};
+
+pub use validate::IrError;
+
+/// The IR version this crate writes and reads. Version 8 added `Run::also`
+/// (a run over several stages) and `Program::share`.
+pub const IR_VERSION: u32 = 8;
+
+/// Number of built-in attribute slots (`cached` … `computed`, slots 0–8).
+pub const BUILTIN_ATTRS: [&str; 9] = [
+    "cached", "serial", "turn_no", "new", "out", "think", "more", "forced", "computed",
+];
+/// Slot of the built-in attribute `serial`.
+pub const SLOT_SERIAL: usize = 1;
+/// Slot of the built-in attribute `turn_no`.
+pub const SLOT_TURN: usize = 2;
+
+/// A linked program.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Program {
+    /// Always [`IR_VERSION`].
+    pub version: u32,
+    /// Attribute names by slot: the nine built-ins, then user attributes.
+    pub attrs: Vec<String>,
+    /// Observation names by index, in program order.
+    pub observes: Vec<String>,
+    /// Pools, a family `x[N]` flattened into N consecutive entries.
+    pub pools: Vec<Pool>,
+    /// Stages, flattened like pools.
+    pub stages: Vec<Stage>,
+    /// How sessions arrive.
+    pub arrival: Arrival,
+    /// Block run when a session is created (always 0).
+    pub init: usize,
+    /// Block run at every `turn;` (always 1).
+    pub turn: usize,
+    /// The session's program (always 2).
+    pub session: usize,
+    /// An arena of statement lists, indexed by the block numbers above and in statements.
+    pub blocks: Vec<Vec<Stmt>>,
+    /// Events later than this are not processed.
+    #[serde(with = "real")]
+    pub horizon: f64,
+    /// Statistics cover `[warmup, end]`.
+    #[serde(with = "real")]
+    pub warmup: f64,
+    /// The seed of every random stream.
+    pub seed: u64,
+    /// Stop after this many open arrivals and end when the last session ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<u64>,
+    /// The sharing policy of flows; present exactly when some run has a non-empty `also`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<Share>,
+    /// Source positions, parallel to `blocks` (one per statement), when the
+    /// program came from source text. Used by run-time errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub positions: Option<Vec<Vec<Position>>>,
+}
+
+/// A line and column (both from 1) in the program's source text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Position {
+    /// Line, from 1.
+    pub line: u32,
+    /// Column in characters, from 1.
+    pub col: u32,
+}
+
+/// A counted resource (one member of a pool family).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Pool {
+    /// The family's name (every member of `x[N]` is named `x`).
+    pub name: String,
+    /// Capacity in units (`inf` by default).
+    #[serde(with = "real")]
+    pub cap: f64,
+}
+
+/// A stage (one member of a stage family).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    /// The family's name.
+    pub name: String,
+    /// How the stage serves its jobs.
+    pub kind: StageKind,
+}
+
+/// How a stage serves jobs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum StageKind {
+    /// Infinite servers: every job proceeds at rate 1.
+    Delay,
+    /// `c` servers in arrival order, rate 1 each.
+    Fifo(u32),
+    /// Processor sharing of capacity φ (an expression that may read `present`).
+    Ps(Expr),
+}
+
+/// The sharing policy for flows (runs over several stages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Share {
+    /// Max-min fair: progressive filling.
+    MaxMin,
+    /// Each flow gets min over its stages of φ_s / n_s.
+    Bottleneck,
+}
+
+/// How sessions arrive.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Arrival {
+    /// One at time 0, then gaps `~exp(1/rate)`.
+    Poisson(#[serde(with = "real")] f64),
+    /// First arrival after one gap; each gap a fresh evaluation.
+    Renewal(Expr),
+    /// `n` sessions at time 0, each replaced the instant it ends.
+    Closed(u64),
+    /// `n` sessions at time 0.
+    Batch(u64),
+    /// No sessions.
+    None,
+}
+
+/// A reference to a pool or stage member: family `base..base+count`, member `index`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CRef {
+    /// Index of the family's first member in `pools` or `stages`.
+    pub base: usize,
+    /// The family's size.
+    pub count: usize,
+    /// The member, evaluated when used; `None` for a family of one written without an index.
+    pub index: Option<Expr>,
+}
+
+/// The mode of a run (Tier 2 step stages need one; every Tier-1 run is `Plain`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RunMode {
+    /// A run on a delay, fifo or ps stage.
+    Plain,
+    /// Tier 2: a prefill on a step stage.
+    Prefill,
+    /// Tier 2: a decode on a step stage.
+    Decode,
+}
+
+/// One pool of a hold: the pool, its units, and an optional reserve.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HoldPool(pub CRef, pub Expr, pub Option<Expr>);
+
+/// A statement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Stmt {
+    /// `set x = e;` (attribute slot, value).
+    Set(usize, Expr),
+    /// `observe o = e;` (observation index, value).
+    Observe(usize, Expr),
+    /// `turn;`
+    Turn,
+    /// `end;`
+    End,
+    /// `hold p (u) [reserve (r)], … { body } [lease p (t)]`.
+    Hold {
+        /// The pools in the hold's order; the first one's queue is where it waits.
+        pools: Vec<HoldPool>,
+        /// The body's block.
+        body: usize,
+        /// The pool kept as a lease at the end of the body, and the lease's length.
+        lease: Option<(CRef, Expr)>,
+    },
+    /// `grow p (d);`
+    Grow(CRef, Expr),
+    /// `load p (n);`
+    Load(CRef, Expr),
+    /// `release p;`
+    Release(CRef),
+    /// `run s [, s2 …] (w);`
+    Run {
+        /// The first stage.
+        stage: CRef,
+        /// Always `Plain` in Tier 1.
+        mode: RunMode,
+        /// The work.
+        work: Expr,
+        /// Tier 2: the pool grown as tokens are computed.
+        growing: Option<CRef>,
+        /// Further stages the same job holds at once (a flow).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        also: Vec<CRef>,
+    },
+    /// `branch (g) {then} else {else}` (guard, then block, else block).
+    Branch(Expr, usize, usize),
+    /// `loop { body }`.
+    Loop(usize),
+    /// `choose j in n by (k…);`
+    Choose {
+        /// The attribute slot of `j`.
+        var: usize,
+        /// The candidate count.
+        count: Expr,
+        /// The key tuple, smallest wins, ties to the smaller index.
+        key: Vec<Expr>,
+    },
+}
+
+/// An expression.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Expr {
+    /// A number (`inf` included).
+    Num(#[serde(with = "real")] f64),
+    /// A session attribute by slot.
+    Attr(usize),
+    /// A context variable.
+    Ctx(Ctx),
+    /// A draw from a distribution.
+    Sample(Dist, Vec<Expr>),
+    /// A pure function or an observable.
+    Call(Fun, Vec<Arg>),
+    /// `-a` or `!a`.
+    Unary(UnOp, Box<Expr>),
+    /// `a op b`.
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `c ? a : b`.
+    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
+}
+
+/// A context variable (Tier 1: the clock and a ps stage's job count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Ctx {
+    /// `now`: the clock.
+    Now,
+    /// `present`: jobs at the ps stage whose capacity is being evaluated.
+    N,
+}
+
+/// A distribution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Dist {
+    /// `~det(x)`.
+    Det,
+    /// `~exp(mean)`.
+    Exp,
+    /// `~uniform(a, b)`.
+    Uniform,
+    /// `~erlang(k, mean)`.
+    Erlang,
+    /// `~h2(mean, c2)`.
+    H2,
+    /// `~bernoulli(p)`.
+    Bernoulli,
+}
+
+impl Dist {
+    /// The distribution's name in the language.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dist::Det => "det",
+            Dist::Exp => "exp",
+            Dist::Uniform => "uniform",
+            Dist::Erlang => "erlang",
+            Dist::H2 => "h2",
+            Dist::Bernoulli => "bernoulli",
+        }
+    }
+    /// How many parameters it takes.
+    pub fn arity(self) -> usize {
+        match self {
+            Dist::Det | Dist::Exp | Dist::Bernoulli => 1,
+            Dist::Uniform | Dist::Erlang | Dist::H2 => 2,
+        }
+    }
+}
+
+/// A function: pure ones take expressions, observables a pool or stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Fun {
+    /// `min(a, b)`, IEEE minNum.
+    Min,
+    /// `max(a, b)`, IEEE maxNum.
+    Max,
+    /// `abs(a)`.
+    Abs,
+    /// `floor(a)`.
+    Floor,
+    /// `ceil(a)`.
+    Ceil,
+    /// `sqrt(a)`.
+    Sqrt,
+    /// `exp(a)`.
+    Exp,
+    /// `ln(a)`.
+    Ln,
+    /// `pow(a, b)`.
+    Pow,
+    /// `queue(s)`: jobs present at a stage.
+    Queue,
+    /// `busy(s)`: jobs in service.
+    Busy,
+    /// `work(s)`: remaining work of the jobs present.
+    Work,
+    /// `used(p)`: allocated units.
+    Used,
+    /// `free(p)`: capacity minus used.
+    Free,
+    /// `holders(p)`: allocations (holds and leases).
+    Holders,
+    /// `queued(p)`: holds waiting in the pool's queue.
+    Queued,
+}
+
+impl Fun {
+    /// The function's name in the language.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fun::Min => "min",
+            Fun::Max => "max",
+            Fun::Abs => "abs",
+            Fun::Floor => "floor",
+            Fun::Ceil => "ceil",
+            Fun::Sqrt => "sqrt",
+            Fun::Exp => "exp",
+            Fun::Ln => "ln",
+            Fun::Pow => "pow",
+            Fun::Queue => "queue",
+            Fun::Busy => "busy",
+            Fun::Work => "work",
+            Fun::Used => "used",
+            Fun::Free => "free",
+            Fun::Holders => "holders",
+            Fun::Queued => "queued",
+        }
+    }
+    /// What the function's arguments are.
+    pub fn signature(self) -> FunKind {
+        match self {
+            Fun::Min | Fun::Max | Fun::Pow => FunKind::Pure(2),
+            Fun::Abs | Fun::Floor | Fun::Ceil | Fun::Sqrt | Fun::Exp | Fun::Ln => FunKind::Pure(1),
+            Fun::Queue | Fun::Busy | Fun::Work => FunKind::OfStage,
+            Fun::Used | Fun::Free | Fun::Holders | Fun::Queued => FunKind::OfPool,
+        }
+    }
+    /// Every function, in a fixed order.
+    pub const ALL: [Fun; 16] = [
+        Fun::Min,
+        Fun::Max,
+        Fun::Abs,
+        Fun::Floor,
+        Fun::Ceil,
+        Fun::Sqrt,
+        Fun::Exp,
+        Fun::Ln,
+        Fun::Pow,
+        Fun::Queue,
+        Fun::Busy,
+        Fun::Work,
+        Fun::Used,
+        Fun::Free,
+        Fun::Holders,
+        Fun::Queued,
+    ];
+}
+
+/// The arguments a function takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FunKind {
+    /// That many expressions.
+    Pure(usize),
+    /// One stage reference.
+    OfStage,
+    /// One pool reference.
+    OfPool,
+}
+
+/// An argument of a call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Arg {
+    /// An expression (pure functions).
+    Expr(Expr),
+    /// A pool reference (pool observables).
+    Pool(CRef),
+    /// A stage reference (stage observables).
+    Stage(CRef),
+}
+
+/// A prefix operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UnOp {
+    /// `-a`
+    Neg,
+    /// `!a`: 1 if a == 0 else 0.
+    Not,
+}
+
+/// A binary operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `^` (powf)
+    Pow,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `&&` (short-circuit)
+    And,
+    /// `||` (short-circuit)
+    Or,
+}
+
+impl Program {
+    /// The IR as pretty-printed JSON (two-space indentation).
+    pub fn to_json(&self) -> String {
+        // Serialising plain data with string keys cannot fail.
+        serde_json::to_string_pretty(self).expect("IR serialises")
+    }
+
+    /// Reads IR from JSON and validates it.
+    pub fn from_json(text: &str) -> Result<Program, Vec<IrError>> {
+        let program: Program = serde_json::from_str(text).map_err(|e| {
+            vec![IrError {
+                at: None,
+                message: format!("the IR is not valid JSON of version {IR_VERSION}: {e}"),
+            }]
+        })?;
+        program.validate()?;
+        Ok(program)
+    }
+
+    /// The stage family (first member) a reference's `base` names, for messages.
+    pub fn stage_name(&self, base: usize) -> &str {
+        self.stages.get(base).map_or("?", |s| s.name.as_str())
+    }
+
+    /// The pool family (first member) a reference's `base` names, for messages.
+    pub fn pool_name(&self, base: usize) -> &str {
+        self.pools.get(base).map_or("?", |p| p.name.as_str())
+    }
+
+    /// Whether any run holds several stages at once.
+    pub fn has_flows(&self) -> bool {
+        self.blocks
+            .iter()
+            .flatten()
+            .any(|s| matches!(s, Stmt::Run { also, .. } if !also.is_empty()))
+    }
+
+    /// For each stage member, whether it is shared: its family appears in a
+    /// run with a non-empty `also` (as the run's stage or in `also`).
+    pub fn shared_stages(&self) -> Vec<bool> {
+        let mut shared = vec![false; self.stages.len()];
+        for stmt in self.blocks.iter().flatten() {
+            if let Stmt::Run { stage, also, .. } = stmt {
+                if also.is_empty() {
+                    continue;
+                }
+                for r in std::iter::once(stage).chain(also) {
+                    for s in shared.iter_mut().skip(r.base).take(r.count) {
+                        *s = true;
+                    }
+                }
+            }
+        }
+        shared
+    }
+}

@@ -1,0 +1,109 @@
+//! The report of a run: what the engine measured, as a text table for a
+//! person and as JSON with the reference report's field names.
+//!
+//! Architecture invariant: the report knows nothing of the engine; the engine
+//! fills a [`Report`] with raw figures (samples, time averages, counts) and
+//! the statistics of samples (mean, CI, cv², p99) are computed here.
+
+mod stats;
+mod table;
+mod json;
+
+pub use stats::Summary;
+
+/// Everything a run measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// The program's file name (for the text header; empty when unknown).
+    pub source_name: String,
+    /// The configured horizon.
+    pub horizon: f64,
+    /// The end of the measured interval: the horizon, or the drain instant under `arrivals`.
+    pub end: f64,
+    /// The start of the measured interval.
+    pub warmup: f64,
+    /// The seed.
+    pub seed: u64,
+    /// Events taken from the queue with time <= horizon (stale ones included).
+    pub events: u64,
+    /// Sessions created over the whole run.
+    pub arrivals: u64,
+    /// Sessions that ended at t >= warmup.
+    pub ended: u64,
+    /// `turn` statements executed at t >= warmup.
+    pub turns: u64,
+    /// Time average of live sessions over [warmup, end].
+    pub mean_live: f64,
+    /// One per observation name, in program order.
+    pub observes: Vec<Observation>,
+    /// One per stage member, in declaration order.
+    pub stages: Vec<StageRow>,
+    /// One per pool member, in declaration order.
+    pub pools: Vec<PoolRow>,
+}
+
+/// An observation's samples, taken at t >= warmup, in recording order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observation {
+    /// The observation's name.
+    pub name: String,
+    /// The samples in recording order.
+    pub samples: Vec<f64>,
+}
+
+/// A stage member's figures over [warmup, end].
+#[derive(Clone, Debug, PartialEq)]
+pub struct StageRow {
+    /// The family's name.
+    pub name: String,
+    /// The member's index when the family has more than one member.
+    pub member: Option<usize>,
+    /// Time-average jobs present.
+    pub mean_number: f64,
+    /// Fraction of time not empty; on a shared stage the time average of Σ r_f / φ
+    /// (`None` when undefined, e.g. a shared stage of infinite capacity).
+    pub utilization: Option<f64>,
+    /// Jobs finishing at t >= warmup.
+    pub completed: u64,
+    /// completed / (end - warmup).
+    pub throughput: f64,
+    /// Mean wait (service start - arrival) over completed jobs; `None` if none.
+    pub mean_wait: Option<f64>,
+    /// Mean service (finish - service start) over completed jobs; `None` if none.
+    pub mean_service: Option<f64>,
+    /// Step-stage iterations (Tier 2; 0 otherwise).
+    pub iterations: u64,
+}
+
+/// A pool member's figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolRow {
+    /// The family's name.
+    pub name: String,
+    /// The member's index when the family has more than one member.
+    pub member: Option<usize>,
+    /// Time-average allocated units (leases included).
+    pub mean_used: f64,
+    /// Time-average cached units (Tier 2; 0).
+    pub mean_cached: f64,
+    /// Time-average holds waiting in this pool's queue.
+    pub mean_queue: f64,
+    /// Time-average allocations (holds and leases).
+    pub mean_holders: f64,
+    /// Mean queue wait of admissions at t >= warmup whose first pool is this one.
+    pub mean_wait: Option<f64>,
+    /// Admissions over the whole run, counted at every pool of a hold.
+    pub admissions: u64,
+    /// Tier 2 (0).
+    pub evicted_entries: u64,
+    /// Tier 2 (0).
+    pub evicted_units: f64,
+    /// Tier 2 (0).
+    pub preemptions: u64,
+    /// Tier 2 (0).
+    pub spills: u64,
+    /// Requests above the capacity, over the whole run.
+    pub rejected: u64,
+    /// Tier 2 (0).
+    pub stuck: u64,
+}

@@ -1,0 +1,131 @@
+//! One diagnostic type for the whole front end: a rule, a message, a place
+//! and a way out. Rendering (codespan-reporting) happens here and only here.
+
+use super::ast::Span;
+use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term::{self, Config, termcolor::NoColor};
+
+/// An error found in a program's text, by the parser, the linker or the validator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    /// The rule broken, a short stable identifier (`syntax`, `unknown-name`, `shared-stage-kind`, …).
+    pub rule: &'static str,
+    /// What is wrong, naming the construct and the rule.
+    pub message: String,
+    /// Where: the caret goes under this span.
+    pub span: Span,
+    /// A label printed at the caret (may be empty).
+    pub label: String,
+    /// Further places ("first declared here").
+    pub secondary: Vec<(Span, String)>,
+    /// How to mend it, when there is a way.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic with a rule, a message and a place.
+    pub fn new(rule: &'static str, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            rule,
+            message: message.into(),
+            span,
+            label: String::new(),
+            secondary: Vec::new(),
+            help: None,
+        }
+    }
+
+    /// Adds the label printed at the caret.
+    pub fn with_label(mut self, label: impl Into<String>) -> Diagnostic {
+        self.label = label.into();
+        self
+    }
+
+    /// Adds a secondary place.
+    pub fn with_secondary(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
+        self.secondary.push((span, label.into()));
+        self
+    }
+
+    /// Adds a `help:` line.
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+/// The 1-based line and column (in characters) of a byte offset.
+pub fn line_col(source: &str, offset: u32) -> (u32, u32) {
+    let offset = (offset as usize).min(source.len());
+    let before = &source[..floor_char_boundary(source, offset)];
+    let line = before.matches('\n').count() as u32 + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let col = before[line_start..].chars().count() as u32 + 1;
+    (line, col)
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Renders diagnostics as text: `error[rule]: message`, then `--> file:line:col`,
+/// the source line with a caret, secondary labels and `= help:` lines.
+pub fn render(diagnostics: &[Diagnostic], file_name: &str, source: &str) -> String {
+    let file = SimpleFile::new(file_name, source);
+    let config = Config {
+        display_style: term::DisplayStyle::Rich,
+        chars: term::Chars::ascii(),
+        ..Config::default()
+    };
+    let mut out = NoColor::new(Vec::new());
+    for d in diagnostics {
+        let clamp = |s: Span| {
+            let start = floor_char_boundary(source, (s.start as usize).min(source.len()));
+            let end = floor_char_boundary(source, (s.end as usize).min(source.len())).max(start);
+            start..end
+        };
+        let mut labels = vec![Label::primary((), clamp(d.span)).with_message(d.label.clone())];
+        for (span, message) in &d.secondary {
+            labels.push(Label::secondary((), clamp(*span)).with_message(message.clone()));
+        }
+        let mut cs = CsDiagnostic::error()
+            .with_message(&d.message)
+            .with_code(d.rule)
+            .with_labels(labels);
+        if let Some(help) = &d.help {
+            cs = cs.with_notes(vec![format!("help: {help}")]);
+        }
+        // Writing into a Vec cannot fail, and the spans are clamped to the source.
+        let _ = term::emit(&mut out, &config, &file, &cs);
+    }
+    String::from_utf8_lossy(&out.into_inner()).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_characters_from_one() {
+        let src = "ab\nçd e";
+        assert_eq!(line_col(src, 0), (1, 1));
+        // "çd e": ç is two bytes, so byte 7 is the 'e' at column 4 of line 2.
+        assert_eq!(line_col(src, 7), (2, 4));
+    }
+
+    #[test]
+    fn render_shows_file_line_col_source_and_caret() {
+        let src = "stage A : ps(1);\nsession { run C (1); }\n";
+        let d = Diagnostic::new("unknown-stage", Span { start: 31, end: 32 }, "unknown stage `C`")
+            .with_help("declare it with `stage C : ps(1);`");
+        let text = render(&[d], "x.sq", src);
+        assert!(text.contains("x.sq:2:15"), "{text}");
+        assert!(text.contains("session { run C (1); }"), "{text}");
+        assert!(text.contains('^'), "{text}");
+        assert!(text.contains("help: declare it"), "{text}");
+    }
+}

@@ -1,0 +1,9 @@
+//! Source text to syntax tree: the lexer, the parser, the AST and diagnostics.
+//!
+//! Architecture invariant: nothing here knows the IR or the engine; the
+//! parser never stops at the first error, it reports every one it finds.
+
+pub mod ast;
+pub mod diagnostic;
+
+pub use diagnostic::{Diagnostic, render};
