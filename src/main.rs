@@ -1,1 +1,238 @@
-fn main() {}
+//! The `serq` command: check, print the IR of, and run serq programs.
+//!
+//! Architecture invariant: only this file knows clap and the process's exit
+//! statuses (0 ok, 1 the program's fault, 2 a usage error); everything it
+//! does goes through the library's public API.
+
+use clap::{Args, Parser, Subcommand};
+use serq::syntax::{Diagnostic, ast::Span, diagnostic::render};
+use serq::{Overrides, Program, RunError};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// serq: simulate an LLM serving deployment written as a program.
+///
+/// A program declares memory pools (KV cache, request slots), stages
+/// (engines, NICs, delays), a workload, and the path every session runs.
+/// `serq run` simulates it and reports latencies, utilisations and queues.
+#[derive(Parser)]
+#[command(name = "serq", version, about, long_about, after_help = EXAMPLES)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+const EXAMPLES: &str = "\
+Examples:
+  serq check examples/single-turn/mm1.sq      check a program without running it
+  serq run examples/single-turn/mm1.sq        run it and print the report
+  serq run prog.sq --seed 7 --json            another seed, the report as JSON
+  serq ir prog.sq > prog.ir.json              print the linked IR (version 8)
+  serq run prog.ir.json                       run IR written by serq or another tool
+
+Exit status: 0 success, 1 the program's fault (a parse, link or run-time
+error, printed on stderr), 2 a usage error (bad flags, unreadable file).";
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a program and print its report.
+    ///
+    /// The flags replace the program's `run { … }` options; `--horizon`
+    /// supplies one a program lacks. Example:
+    ///
+    ///   serq run prog.sq --seed 3 --horizon 1000 --warmup 100
+    #[command(after_help = "Example:\n  serq run examples/single-turn/mm1.sq --json --samples")]
+    Run {
+        #[command(flatten)]
+        file: FileArg,
+        /// Seed of every random stream (replaces `run { seed S; }`).
+        #[arg(long, value_name = "S")]
+        seed: Option<u64>,
+        /// Stop before any event later than T (replaces or supplies `horizon`).
+        #[arg(long, value_name = "T")]
+        horizon: Option<f64>,
+        /// Measure over [T, end] only (replaces `warmup`).
+        #[arg(long, value_name = "T")]
+        warmup: Option<f64>,
+        /// Stop after N open arrivals and end when the last session ends.
+        #[arg(long, value_name = "N")]
+        arrivals: Option<u64>,
+        /// Print the report as one JSON object (the reference report's field names).
+        #[arg(long)]
+        json: bool,
+        /// Add each observation's samples to the JSON report.
+        #[arg(long, requires = "json")]
+        samples: bool,
+    },
+    /// Check a program: print a one-line summary, or every diagnostic.
+    ///
+    /// Parses and links the program and checks every link rule, without
+    /// running it. Example:
+    ///
+    ///   serq check examples/pd-disaggregation/pull_maxmin.sq
+    Check {
+        #[command(flatten)]
+        file: FileArg,
+    },
+    /// Print the linked program as IR JSON (version 8).
+    ///
+    /// The IR is what the engine runs: names resolved, constants folded,
+    /// sugar (`transfer`, `branch with`) rewritten. Example:
+    ///
+    ///   serq ir prog.sq > prog.ir.json && serq run prog.ir.json
+    Ir {
+        #[command(flatten)]
+        file: FileArg,
+    },
+}
+
+#[derive(Args)]
+struct FileArg {
+    /// A program (`.sq`), or IR JSON (a file ending in `.json`).
+    #[arg(value_name = "FILE")]
+    path: PathBuf,
+}
+
+/// Why the command failed, with the exit status it maps to.
+enum Failure {
+    /// The program's fault: already printed; exit 1.
+    Program,
+    /// A usage error (unreadable file); exit 2.
+    Usage(String),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match execute(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Program) => ExitCode::from(1),
+        Err(Failure::Usage(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn execute(command: Command) -> Result<(), Failure> {
+    match command {
+        Command::Check { file } => {
+            let input = Input::read(&file.path)?;
+            let program = input.compile(&Overrides::default())?;
+            println!("{}: ok ({})", input.name, summary(&program));
+            Ok(())
+        }
+        Command::Ir { file } => {
+            let input = Input::read(&file.path)?;
+            let program = input.compile(&Overrides::default())?;
+            println!("{}", program.to_json());
+            Ok(())
+        }
+        Command::Run { file, seed, horizon, warmup, arrivals, json, samples } => {
+            let input = Input::read(&file.path)?;
+            let overrides = Overrides { horizon, warmup, seed, arrivals };
+            let program = input.compile(&overrides)?;
+            let mut report = serq::run(&program).map_err(|e| {
+                eprint!("{}", input.render_run_error(&program, &e));
+                Failure::Program
+            })?;
+            report.source_name = input.name.clone();
+            if json {
+                println!("{}", report.to_json(samples));
+            } else {
+                print!("{}", report.to_table());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A program file as read: its display name, its text, and whether it is IR.
+struct Input {
+    name: String,
+    text: String,
+    is_ir: bool,
+}
+
+impl Input {
+    fn read(path: &Path) -> Result<Input, Failure> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", path.display())))?;
+        Ok(Input {
+            name: path.display().to_string(),
+            text,
+            is_ir: path.extension().is_some_and(|e| e == "json"),
+        })
+    }
+
+    fn compile(&self, overrides: &Overrides) -> Result<Program, Failure> {
+        if self.is_ir {
+            serq::compile_ir(&self.text, overrides).map_err(|errors| {
+                for e in &errors {
+                    eprintln!("error: {}: {e}", self.name);
+                }
+                Failure::Program
+            })
+        } else {
+            serq::compile_source(&self.text, overrides).map_err(|diagnostics| {
+                eprint!("{}", render(&diagnostics, &self.name, &self.text));
+                eprintln!("{} error(s) in {}", diagnostics.len(), self.name);
+                Failure::Program
+            })
+        }
+    }
+
+    /// A run-time error: its message, the statement's place (with the
+    /// source line and a caret when the program came from source), the
+    /// session and the time.
+    fn render_run_error(&self, program: &Program, e: &RunError) -> String {
+        let who = match e.session {
+            Some(serial) => format!(" in session {serial}"),
+            None => String::new(),
+        };
+        let message = format!("run-time error{who} at t = {}: {}", e.time, e.message);
+        let position = e.at.and_then(|(b, i)| {
+            let positions = program.positions.as_ref()?;
+            positions.get(b)?.get(i).copied()
+        });
+        match (position, self.is_ir) {
+            (Some(pos), false) => {
+                let start = byte_offset(&self.text, pos.line, pos.col);
+                let span = Span { start, end: start + 1 };
+                let d = Diagnostic::new("run-time", span, message).with_label("this statement");
+                render(&[d], &self.name, &self.text)
+            }
+            _ => match e.at {
+                Some((b, i)) => format!("error: {}: block {b}, statement {i}: {message}\n", self.name),
+                None => format!("error: {}: {message}\n", self.name),
+            },
+        }
+    }
+}
+
+/// The byte offset of a 1-based line and character column.
+fn byte_offset(text: &str, line: u32, col: u32) -> u32 {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1) as usize)
+        .map(str::len)
+        .sum();
+    let rest = &text[line_start.min(text.len())..];
+    let within: usize = rest.chars().take(col.saturating_sub(1) as usize).map(char::len_utf8).sum();
+    (line_start + within) as u32
+}
+
+/// The one-line summary `serq check` prints.
+fn summary(program: &Program) -> String {
+    let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let mut parts = vec![
+        count(program.stages.len(), "stage"),
+        count(program.pools.len(), "pool"),
+        count(program.observes.len(), "observation"),
+        count(program.blocks.iter().map(Vec::len).sum(), "statement"),
+    ];
+    if let Some(share) = program.share {
+        parts.push(format!("share {}", if share == serq::ir::Share::MaxMin { "maxmin" } else { "bottleneck" }));
+    }
+    parts.push(format!("horizon {}", program.horizon));
+    parts.join(", ")
+}

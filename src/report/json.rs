@@ -1,0 +1,155 @@
+//! The report as JSON, with the reference report's field names (spec §6.11,
+//! conformance/README.md). A value that is not finite prints as `null`.
+
+use super::{Observation, PoolRow, Report, StageRow, Summary};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+
+/// A number that prints as `null` when it is not finite.
+fn real(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+fn opt(x: Option<f64>) -> Option<f64> {
+    x.and_then(real)
+}
+
+#[derive(Serialize)]
+struct RunJson<'a> {
+    horizon: Option<f64>,
+    end: Option<f64>,
+    warmup: Option<f64>,
+    seed: u64,
+    events: u64,
+    arrivals: u64,
+    ended: u64,
+    turns: u64,
+    mean_live: Option<f64>,
+    observes: Observes<'a>,
+    stages: Vec<StageJson<'a>>,
+    pools: Vec<PoolJson<'a>>,
+}
+
+/// The observations as an object keyed by name, in program order.
+struct Observes<'a> {
+    list: &'a [Observation],
+    with_samples: bool,
+}
+
+#[derive(Serialize)]
+struct ObserveJson {
+    count: u64,
+    mean: Option<f64>,
+    ci: Option<f64>,
+    cv2: Option<f64>,
+    p99: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    samples: Option<Vec<Option<f64>>>,
+}
+
+impl Serialize for Observes<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.list.len()))?;
+        for obs in self.list {
+            let summary = Summary::of(&obs.samples);
+            let entry = ObserveJson {
+                count: summary.count,
+                mean: summary.mean,
+                ci: summary.ci,
+                cv2: summary.cv2,
+                p99: summary.p99,
+                samples: self
+                    .with_samples
+                    .then(|| obs.samples.iter().map(|&x| real(x)).collect()),
+            };
+            map.serialize_entry(&obs.name, &entry)?;
+        }
+        map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct StageJson<'a> {
+    name: &'a str,
+    mean_number: Option<f64>,
+    utilization: Option<f64>,
+    completed: u64,
+    throughput: Option<f64>,
+    mean_wait: Option<f64>,
+    mean_service: Option<f64>,
+    iterations: u64,
+}
+
+impl<'a> From<&'a StageRow> for StageJson<'a> {
+    fn from(r: &'a StageRow) -> Self {
+        StageJson {
+            name: &r.name,
+            mean_number: real(r.mean_number),
+            utilization: opt(r.utilization),
+            completed: r.completed,
+            throughput: real(r.throughput),
+            mean_wait: opt(r.mean_wait),
+            mean_service: opt(r.mean_service),
+            iterations: r.iterations,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct PoolJson<'a> {
+    name: &'a str,
+    mean_used: Option<f64>,
+    mean_cached: Option<f64>,
+    mean_queue: Option<f64>,
+    mean_holders: Option<f64>,
+    mean_wait: Option<f64>,
+    admissions: u64,
+    evicted_entries: u64,
+    evicted_units: Option<f64>,
+    preemptions: u64,
+    spills: u64,
+    rejected: u64,
+    stuck: u64,
+}
+
+impl<'a> From<&'a PoolRow> for PoolJson<'a> {
+    fn from(r: &'a PoolRow) -> Self {
+        PoolJson {
+            name: &r.name,
+            mean_used: real(r.mean_used),
+            mean_cached: real(r.mean_cached),
+            mean_queue: real(r.mean_queue),
+            mean_holders: real(r.mean_holders),
+            mean_wait: opt(r.mean_wait),
+            admissions: r.admissions,
+            evicted_entries: r.evicted_entries,
+            evicted_units: real(r.evicted_units),
+            preemptions: r.preemptions,
+            spills: r.spills,
+            rejected: r.rejected,
+            stuck: r.stuck,
+        }
+    }
+}
+
+impl Report {
+    /// The report as one JSON object; `with_samples` adds each observation's samples.
+    pub fn to_json(&self, with_samples: bool) -> String {
+        let json = RunJson {
+            horizon: real(self.horizon),
+            end: real(self.end),
+            warmup: real(self.warmup),
+            seed: self.seed,
+            events: self.events,
+            arrivals: self.arrivals,
+            ended: self.ended,
+            turns: self.turns,
+            mean_live: real(self.mean_live),
+            observes: Observes { list: &self.observes, with_samples },
+            stages: self.stages.iter().map(StageJson::from).collect(),
+            pools: self.pools.iter().map(PoolJson::from).collect(),
+        };
+        // Plain data with string keys and finite numbers: serialising cannot fail.
+        serde_json::to_string(&json).expect("report serialises")
+    }
+}

@@ -1,0 +1,207 @@
+//! The conformance cases (tests/conformance/, copied from
+//! ../shared/conformance/cases) under `cargo test`, compared as
+//! ../shared/conformance/check.py compares them: rejected programs by key
+//! words, deterministic ones within 1e-9, stochastic ones statistically.
+
+use serde_json::Value;
+use serq::{Overrides, Report, report::Summary};
+use std::path::{Path, PathBuf};
+
+const TOL: f64 = 1e-9;
+const UTIL_TOL: f64 = 0.03;
+
+fn cases() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/conformance exists")
+        .map(|e| e.expect("readable directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sq"))
+        .collect();
+    cases.sort();
+    cases
+}
+
+/// What serq does with a case: the report, or the error's text.
+fn outcome(source: &str) -> Result<Report, String> {
+    let program = serq::compile_source(source, &Overrides::default()).map_err(|d| {
+        d.iter()
+            .map(|d| format!("{} {}", d.message, d.help.clone().unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    })?;
+    serq::run(&program).map_err(|e| e.message)
+}
+
+fn close(expected: &Value, actual: Option<f64>) -> bool {
+    match (expected.as_f64(), actual) {
+        (None, None) => true,
+        (None, Some(a)) => a.is_nan(),
+        (Some(_), None) => false,
+        (Some(e), Some(a)) => {
+            if e.is_infinite() || a.is_infinite() {
+                return e == a;
+            }
+            let diff = (e - a).abs();
+            diff <= TOL || diff <= TOL * e.abs().max(a.abs())
+        }
+    }
+}
+
+fn check_field(errors: &mut Vec<String>, where_: &str, key: &str, exp: &Value, actual: Option<f64>) {
+    if !close(&exp[key], actual) {
+        errors.push(format!("{where_} {key}: expected {}, got {actual:?}", exp[key]));
+    }
+}
+
+fn check_deterministic(exp: &Value, report: &Report) -> Vec<String> {
+    let mut errors = Vec::new();
+    let r = &exp["report"];
+    check_field(&mut errors, "run", "arrivals", r, Some(report.arrivals as f64));
+    check_field(&mut errors, "run", "ended", r, Some(report.ended as f64));
+    check_field(&mut errors, "run", "end", r, Some(report.end));
+    for (name, e) in r["observes"].as_object().into_iter().flatten() {
+        let Some(obs) = report.observes.iter().find(|o| &o.name == name) else {
+            errors.push(format!("observe {name} missing"));
+            continue;
+        };
+        let s = Summary::of(&obs.samples);
+        let w = format!("observe {name}");
+        check_field(&mut errors, &w, "count", e, Some(s.count as f64));
+        check_field(&mut errors, &w, "mean", e, s.mean);
+        check_field(&mut errors, &w, "p99", e, s.p99);
+        let mut samples = obs.samples.clone();
+        samples.sort_by(f64::total_cmp);
+        let expected = exp["samples"][name].as_array().cloned().unwrap_or_default();
+        if expected.len() != samples.len() {
+            errors.push(format!("{w}: expected {} samples, got {}", expected.len(), samples.len()));
+        } else {
+            for (i, (e, a)) in expected.iter().zip(&samples).enumerate() {
+                if !close(e, Some(*a)) {
+                    errors.push(format!("{w} sorted sample {i}: expected {e}, got {a}"));
+                }
+            }
+        }
+    }
+    let stages = r["stages"].as_array().cloned().unwrap_or_default();
+    if stages.len() != report.stages.len() {
+        errors.push(format!("expected {} stages, got {}", stages.len(), report.stages.len()));
+    } else {
+        for (i, (e, a)) in stages.iter().zip(&report.stages).enumerate() {
+            let w = format!("stage[{i}] {}", a.name);
+            if e["name"] != a.name.as_str() {
+                errors.push(format!("{w}: expected name {}", e["name"]));
+            }
+            check_field(&mut errors, &w, "completed", e, Some(a.completed as f64));
+            check_field(&mut errors, &w, "mean_number", e, Some(a.mean_number));
+            check_field(&mut errors, &w, "utilization", e, a.utilization);
+            check_field(&mut errors, &w, "throughput", e, Some(a.throughput));
+            check_field(&mut errors, &w, "mean_service", e, a.mean_service);
+            check_field(&mut errors, &w, "mean_wait", e, a.mean_wait);
+        }
+    }
+    let pools = r["pools"].as_array().cloned().unwrap_or_default();
+    if pools.len() != report.pools.len() {
+        errors.push(format!("expected {} pools, got {}", pools.len(), report.pools.len()));
+    } else {
+        for (i, (e, a)) in pools.iter().zip(&report.pools).enumerate() {
+            let w = format!("pool[{i}] {}", a.name);
+            if e["name"] != a.name.as_str() {
+                errors.push(format!("{w}: expected name {}", e["name"]));
+            }
+            check_field(&mut errors, &w, "admissions", e, Some(a.admissions as f64));
+            check_field(&mut errors, &w, "mean_used", e, Some(a.mean_used));
+            check_field(&mut errors, &w, "mean_queue", e, Some(a.mean_queue));
+            check_field(&mut errors, &w, "mean_holders", e, Some(a.mean_holders));
+            check_field(&mut errors, &w, "mean_wait", e, a.mean_wait);
+        }
+    }
+    errors
+}
+
+fn check_stochastic(exp: &Value, report: &Report) -> Vec<String> {
+    let mut errors = Vec::new();
+    let r = &exp["report"];
+    for (name, e) in r["observes"].as_object().into_iter().flatten() {
+        let Some(obs) = report.observes.iter().find(|o| &o.name == name) else {
+            errors.push(format!("observe {name} missing"));
+            continue;
+        };
+        let mean = Summary::of(&obs.samples).mean;
+        match (e["mean"].as_f64(), mean) {
+            (None, None) => {}
+            (Some(em), Some(am)) => {
+                let tol = (3.0 * e["ci"].as_f64().unwrap_or(0.0)).max(0.05 * em.abs());
+                if (am - em).abs() > tol {
+                    errors.push(format!("observe {name} mean: expected {em} ± {tol}, got {am}"));
+                }
+            }
+            (em, am) => errors.push(format!("observe {name} mean: expected {em:?}, got {am:?}")),
+        }
+    }
+    let stages = r["stages"].as_array().cloned().unwrap_or_default();
+    if stages.len() != report.stages.len() {
+        errors.push(format!("expected {} stages, got {}", stages.len(), report.stages.len()));
+        return errors;
+    }
+    for (i, (e, a)) in stages.iter().zip(&report.stages).enumerate() {
+        match (e["utilization"].as_f64(), a.utilization) {
+            (None, None) => {}
+            (Some(eu), Some(au)) if (eu - au).abs() <= UTIL_TOL => {}
+            (eu, au) => errors.push(format!("stage[{i}] utilization: expected {eu:?} ± {UTIL_TOL}, got {au:?}")),
+        }
+    }
+    errors
+}
+
+fn check_case(path: &Path) -> Result<(), String> {
+    let source = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let exp_path = path.with_extension("expected.json");
+    let exp: Value = serde_json::from_str(&std::fs::read_to_string(&exp_path).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    let result = outcome(&source);
+    if exp["error"] == Value::Bool(true) {
+        let message = match result {
+            Ok(_) => return Err("accepted, expected a rejection".into()),
+            Err(m) => m.to_lowercase(),
+        };
+        let missing: Vec<&str> = exp["message_contains"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .filter(|k| !message.contains(&k.to_lowercase()))
+            .collect();
+        return if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("rejected, but the message lacks {missing:?}: {message}"))
+        };
+    }
+    let report = result?;
+    let errors = if exp["stochastic"] == Value::Bool(true) {
+        check_stochastic(&exp, &report)
+    } else {
+        check_deterministic(&exp, &report)
+    };
+    if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
+}
+
+#[test]
+fn every_conformance_case_matches_the_reference() {
+    let cases = cases();
+    assert!(cases.len() >= 60, "the conformance cases are present");
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|p| {
+            let name = p.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+            check_case(p).err().map(|e| format!("FAIL {name}: {e}"))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
