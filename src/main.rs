@@ -127,9 +127,22 @@ fn execute(command: Command) -> Result<(), Failure> {
             println!("{}", program.to_json());
             Ok(())
         }
-        Command::Run { file, seed, horizon, warmup, arrivals, json, samples } => {
+        Command::Run {
+            file,
+            seed,
+            horizon,
+            warmup,
+            arrivals,
+            json,
+            samples,
+        } => {
             let input = Input::read(&file.path)?;
-            let overrides = Overrides { horizon, warmup, seed, arrivals };
+            let overrides = Overrides {
+                horizon,
+                warmup,
+                seed,
+                arrivals,
+            };
             let program = input.compile(&overrides)?;
             let mut report = serq::run(&program).map_err(|e| {
                 eprint!("{}", input.render_run_error(&program, &e));
@@ -197,12 +210,18 @@ impl Input {
         match (position, self.is_ir) {
             (Some(pos), false) => {
                 let start = byte_offset(&self.text, pos.line, pos.col);
-                let span = Span { start, end: start + 1 };
+                let span = Span {
+                    start,
+                    end: start + 1,
+                };
                 let d = Diagnostic::new("run-time", span, message).with_label("this statement");
                 render(&[d], &self.name, &self.text)
             }
             _ => match e.at {
-                Some((b, i)) => format!("error: {}: block {b}, statement {i}: {message}\n", self.name),
+                Some((b, i)) => format!(
+                    "error: {}: block {b}, statement {i}: {message}\n",
+                    self.name
+                ),
                 None => format!("error: {}: {message}\n", self.name),
             },
         }
@@ -217,7 +236,11 @@ fn byte_offset(text: &str, line: u32, col: u32) -> u32 {
         .map(str::len)
         .sum();
     let rest = &text[line_start.min(text.len())..];
-    let within: usize = rest.chars().take(col.saturating_sub(1) as usize).map(char::len_utf8).sum();
+    let within: usize = rest
+        .chars()
+        .take(col.saturating_sub(1) as usize)
+        .map(char::len_utf8)
+        .sum();
     (line_start + within) as u32
 }
 
@@ -231,7 +254,14 @@ fn summary(program: &Program) -> String {
         count(program.blocks.iter().map(Vec::len).sum(), "statement"),
     ];
     if let Some(share) = program.share {
-        parts.push(format!("share {}", if share == serq::ir::Share::MaxMin { "maxmin" } else { "bottleneck" }));
+        parts.push(format!(
+            "share {}",
+            if share == serq::ir::Share::MaxMin {
+                "maxmin"
+            } else {
+                "bottleneck"
+            }
+        ));
     }
     parts.push(format!("horizon {}", program.horizon));
     parts.join(", ")

@@ -145,7 +145,10 @@ impl Report {
             ended: self.ended,
             turns: self.turns,
             mean_live: real(self.mean_live),
-            observes: Observes { list: &self.observes, with_samples },
+            observes: Observes {
+                list: &self.observes,
+                with_samples,
+            },
             stages: self.stages.iter().map(StageJson::from).collect(),
             pools: self.pools.iter().map(PoolJson::from).collect(),
         };

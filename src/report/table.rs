@@ -23,14 +23,22 @@ fn member_name(name: &str, member: Option<usize>) -> String {
 
 /// Shortest round-trip digits, as the JSON prints them (`10`, `0.5`).
 fn plain(x: f64) -> String {
-    if x.is_finite() { format!("{x}") } else { "inf".to_string() }
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        "inf".to_string()
+    }
 }
 
 impl Report {
     /// The text report.
     pub fn to_table(&self) -> String {
         let mut out = String::new();
-        let name = if self.source_name.is_empty() { "program" } else { &self.source_name };
+        let name = if self.source_name.is_empty() {
+            "program"
+        } else {
+            &self.source_name
+        };
         // Writing to a String cannot fail.
         let _ = writeln!(
             out,

@@ -1,0 +1,112 @@
+//! The report's text table and JSON, from a report filled by hand with the
+//! figures of spec §6.11's worked example (two reads over egress and ingress).
+
+use serq::Report;
+use serq::report::{Observation, PoolRow, StageRow};
+
+fn worked_example() -> Report {
+    Report {
+        source_name: "egress.sq".into(),
+        horizon: 10.0,
+        end: 10.0,
+        warmup: 0.0,
+        seed: 1,
+        events: 7,
+        arrivals: 2,
+        ended: 2,
+        turns: 0,
+        mean_live: 0.8,
+        observes: vec![Observation {
+            name: "transferred".into(),
+            samples: vec![3.0, 3.0],
+        }],
+        stages: vec![StageRow {
+            name: "egress".into(),
+            member: None,
+            mean_number: 0.4,
+            utilization: Some(0.2),
+            completed: 2,
+            throughput: 0.2,
+            mean_wait: Some(0.0),
+            mean_service: Some(2.0),
+            iterations: 0,
+        }],
+        pools: vec![PoolRow {
+            name: "kvP".into(),
+            member: None,
+            mean_used: 6.0,
+            mean_cached: 0.0,
+            mean_queue: 0.0,
+            mean_holders: 0.6,
+            mean_wait: Some(0.0),
+            admissions: 2,
+            evicted_entries: 0,
+            evicted_units: 0.0,
+            preemptions: 0,
+            spills: 0,
+            rejected: 0,
+            stuck: 0,
+        }],
+    }
+}
+
+#[test]
+fn table_has_the_header_line_and_one_row_per_figure() {
+    let table = worked_example().to_table();
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(
+        lines[0],
+        "egress.sq  seed 1  horizon 10  end 10  warmup 0  events 7  arrivals 2  ended 2  mean_live 0.800"
+    );
+    // Two equal samples: mean 3, no CI below 40 samples (±inf), cv² 0, p99 3.
+    let words: Vec<&str> = lines[2].split_whitespace().collect();
+    assert_eq!(
+        words,
+        ["transferred", "2", "3.0000", "±inf", "0.000", "3.0000"]
+    );
+    let words: Vec<&str> = lines[4].split_whitespace().collect();
+    assert_eq!(
+        words,
+        ["egress", "0.400", "0.200", "2", "0.200", "0.0000", "2.0000"]
+    );
+    let words: Vec<&str> = lines[6].split_whitespace().collect();
+    assert_eq!(
+        words,
+        [
+            "kvP", "6.000", "0.000", "0.000", "0.600", "0.0000", "2", "0"
+        ]
+    );
+}
+
+#[test]
+fn json_uses_the_reference_field_names_and_null_for_undefined() {
+    let mut report = worked_example();
+    report.stages[0].mean_service = None;
+    let v: serde_json::Value = serde_json::from_str(&report.to_json(true)).unwrap();
+    assert_eq!(v["events"], 7);
+    assert_eq!(v["mean_live"], 0.8);
+    let obs = &v["observes"]["transferred"];
+    assert_eq!(
+        (obs["count"].as_u64(), obs["mean"].as_f64()),
+        (Some(2), Some(3.0))
+    );
+    assert!(obs["ci"].is_null());
+    assert_eq!(obs["samples"], serde_json::json!([3.0, 3.0]));
+    assert!(v["stages"][0]["mean_service"].is_null());
+    assert_eq!(v["pools"][0]["admissions"], 2);
+    // Without --samples the samples are left out.
+    let v: serde_json::Value = serde_json::from_str(&report.to_json(false)).unwrap();
+    assert!(v["observes"]["transferred"].get("samples").is_none());
+}
+
+#[test]
+fn array_members_print_with_their_index() {
+    let mut report = worked_example();
+    report.stages[0].member = Some(1);
+    assert!(
+        report
+            .to_table()
+            .lines()
+            .any(|l| l.starts_with("egress[1] "))
+    );
+}
