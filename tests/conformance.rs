@@ -47,16 +47,31 @@ fn close(expected: &Value, actual: Option<f64>) -> bool {
     }
 }
 
-fn check_field(errors: &mut Vec<String>, where_: &str, key: &str, exp: &Value, actual: Option<f64>) {
+fn check_field(
+    errors: &mut Vec<String>,
+    where_: &str,
+    key: &str,
+    exp: &Value,
+    actual: Option<f64>,
+) {
     if !close(&exp[key], actual) {
-        errors.push(format!("{where_} {key}: expected {}, got {actual:?}", exp[key]));
+        errors.push(format!(
+            "{where_} {key}: expected {}, got {actual:?}",
+            exp[key]
+        ));
     }
 }
 
 fn check_deterministic(exp: &Value, report: &Report) -> Vec<String> {
     let mut errors = Vec::new();
     let r = &exp["report"];
-    check_field(&mut errors, "run", "arrivals", r, Some(report.arrivals as f64));
+    check_field(
+        &mut errors,
+        "run",
+        "arrivals",
+        r,
+        Some(report.arrivals as f64),
+    );
     check_field(&mut errors, "run", "ended", r, Some(report.ended as f64));
     check_field(&mut errors, "run", "end", r, Some(report.end));
     for (name, e) in r["observes"].as_object().into_iter().flatten() {
@@ -73,7 +88,11 @@ fn check_deterministic(exp: &Value, report: &Report) -> Vec<String> {
         samples.sort_by(f64::total_cmp);
         let expected = exp["samples"][name].as_array().cloned().unwrap_or_default();
         if expected.len() != samples.len() {
-            errors.push(format!("{w}: expected {} samples, got {}", expected.len(), samples.len()));
+            errors.push(format!(
+                "{w}: expected {} samples, got {}",
+                expected.len(),
+                samples.len()
+            ));
         } else {
             for (i, (e, a)) in expected.iter().zip(&samples).enumerate() {
                 if !close(e, Some(*a)) {
@@ -84,7 +103,11 @@ fn check_deterministic(exp: &Value, report: &Report) -> Vec<String> {
     }
     let stages = r["stages"].as_array().cloned().unwrap_or_default();
     if stages.len() != report.stages.len() {
-        errors.push(format!("expected {} stages, got {}", stages.len(), report.stages.len()));
+        errors.push(format!(
+            "expected {} stages, got {}",
+            stages.len(),
+            report.stages.len()
+        ));
     } else {
         for (i, (e, a)) in stages.iter().zip(&report.stages).enumerate() {
             let w = format!("stage[{i}] {}", a.name);
@@ -101,7 +124,11 @@ fn check_deterministic(exp: &Value, report: &Report) -> Vec<String> {
     }
     let pools = r["pools"].as_array().cloned().unwrap_or_default();
     if pools.len() != report.pools.len() {
-        errors.push(format!("expected {} pools, got {}", pools.len(), report.pools.len()));
+        errors.push(format!(
+            "expected {} pools, got {}",
+            pools.len(),
+            report.pools.len()
+        ));
     } else {
         for (i, (e, a)) in pools.iter().zip(&report.pools).enumerate() {
             let w = format!("pool[{i}] {}", a.name);
@@ -132,7 +159,9 @@ fn check_stochastic(exp: &Value, report: &Report) -> Vec<String> {
             (Some(em), Some(am)) => {
                 let tol = (3.0 * e["ci"].as_f64().unwrap_or(0.0)).max(0.05 * em.abs());
                 if (am - em).abs() > tol {
-                    errors.push(format!("observe {name} mean: expected {em} ± {tol}, got {am}"));
+                    errors.push(format!(
+                        "observe {name} mean: expected {em} ± {tol}, got {am}"
+                    ));
                 }
             }
             (em, am) => errors.push(format!("observe {name} mean: expected {em:?}, got {am:?}")),
@@ -140,14 +169,20 @@ fn check_stochastic(exp: &Value, report: &Report) -> Vec<String> {
     }
     let stages = r["stages"].as_array().cloned().unwrap_or_default();
     if stages.len() != report.stages.len() {
-        errors.push(format!("expected {} stages, got {}", stages.len(), report.stages.len()));
+        errors.push(format!(
+            "expected {} stages, got {}",
+            stages.len(),
+            report.stages.len()
+        ));
         return errors;
     }
     for (i, (e, a)) in stages.iter().zip(&report.stages).enumerate() {
         match (e["utilization"].as_f64(), a.utilization) {
             (None, None) => {}
             (Some(eu), Some(au)) if (eu - au).abs() <= UTIL_TOL => {}
-            (eu, au) => errors.push(format!("stage[{i}] utilization: expected {eu:?} ± {UTIL_TOL}, got {au:?}")),
+            (eu, au) => errors.push(format!(
+                "stage[{i}] utilization: expected {eu:?} ± {UTIL_TOL}, got {au:?}"
+            )),
         }
     }
     errors
@@ -156,8 +191,9 @@ fn check_stochastic(exp: &Value, report: &Report) -> Vec<String> {
 fn check_case(path: &Path) -> Result<(), String> {
     let source = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let exp_path = path.with_extension("expected.json");
-    let exp: Value = serde_json::from_str(&std::fs::read_to_string(&exp_path).map_err(|e| e.to_string())?)
-        .map_err(|e| e.to_string())?;
+    let exp: Value =
+        serde_json::from_str(&std::fs::read_to_string(&exp_path).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
     let result = outcome(&source);
     if exp["error"] == Value::Bool(true) {
         let message = match result {
@@ -174,7 +210,9 @@ fn check_case(path: &Path) -> Result<(), String> {
         return if missing.is_empty() {
             Ok(())
         } else {
-            Err(format!("rejected, but the message lacks {missing:?}: {message}"))
+            Err(format!(
+                "rejected, but the message lacks {missing:?}: {message}"
+            ))
         };
     }
     let report = result?;
@@ -183,7 +221,11 @@ fn check_case(path: &Path) -> Result<(), String> {
     } else {
         check_deterministic(&exp, &report)
     };
-    if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
 }
 
 #[test]
@@ -193,7 +235,11 @@ fn every_conformance_case_matches_the_reference() {
     let failures: Vec<String> = cases
         .iter()
         .filter_map(|p| {
-            let name = p.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+            let name = p
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
             check_case(p).err().map(|e| format!("FAIL {name}: {e}"))
         })
         .collect();
