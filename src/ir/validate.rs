@@ -7,8 +7,8 @@
 //! linker maps `IrError::at` back to a source span.
 
 use super::{
-    Arg, Arrival, BUILTIN_ATTRS, BinOp, CRef, Ctx, Dist, Expr, Fun, FunKind, HoldPool,
-    IR_VERSION, Program, RunMode, StageKind, Stmt, UnOp,
+    Arg, Arrival, BUILTIN_ATTRS, BinOp, CRef, Ctx, Dist, Expr, Fun, FunKind, HoldPool, IR_VERSION,
+    Program, RunMode, StageKind, Stmt, UnOp,
 };
 
 /// A rule the IR breaks.
@@ -184,19 +184,29 @@ impl Program {
             shared: self.shared_stages(),
         };
         v.program();
-        if v.errors.is_empty() { Ok(()) } else { Err(v.errors) }
+        if v.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(v.errors)
+        }
     }
 }
 
 impl Validator<'_> {
     fn err(&mut self, message: impl Into<String>) {
-        self.errors.push(IrError { at: self.at, message: message.into() });
+        self.errors.push(IrError {
+            at: self.at,
+            message: message.into(),
+        });
     }
 
     fn program(&mut self) {
         let p = self.p;
         if p.version != IR_VERSION {
-            self.err(format!("IR version {} (serq reads {IR_VERSION})", p.version));
+            self.err(format!(
+                "IR version {} (serq reads {IR_VERSION})",
+                p.version
+            ));
             return;
         }
         if p.attrs.len() < BUILTIN_ATTRS.len()
@@ -225,7 +235,11 @@ impl Validator<'_> {
             return;
         }
         for stmt in p.blocks.iter().flatten() {
-            if let Stmt::Hold { lease: Some((r, _)), .. } = stmt {
+            if let Stmt::Hold {
+                lease: Some((r, _)),
+                ..
+            } = stmt
+            {
                 self.leased.push(r.base);
             }
         }
@@ -421,7 +435,11 @@ impl Validator<'_> {
             Stmt::Turn | Stmt::End => {}
             Stmt::Hold { pools, body, lease } => self.hold(pools, *body, lease.as_ref(), holds),
             Stmt::Grow(r, e) | Stmt::Load(r, e) => {
-                let word = if matches!(stmt, Stmt::Grow(..)) { "grow" } else { "load" };
+                let word = if matches!(stmt, Stmt::Grow(..)) {
+                    "grow"
+                } else {
+                    "load"
+                };
                 if self.cref(r, false, Moment::Session) {
                     if !holds.contains(r) {
                         let text = self.ref_text(r, false);
@@ -443,9 +461,13 @@ impl Validator<'_> {
                     ));
                 }
             }
-            Stmt::Run { stage, mode, work, growing, also } => {
-                self.run(stage, *mode, work, growing.as_ref(), also)
-            }
+            Stmt::Run {
+                stage,
+                mode,
+                work,
+                growing,
+                also,
+            } => self.run(stage, *mode, work, growing.as_ref(), also),
             Stmt::Branch(g, then, otherwise) => {
                 self.expr(g, Moment::Session);
                 if let Some(x) = g.constant_value()
@@ -492,7 +514,13 @@ impl Validator<'_> {
         }
     }
 
-    fn hold(&mut self, pools: &[HoldPool], body: usize, lease: Option<&(CRef, Expr)>, holds: &[CRef]) {
+    fn hold(
+        &mut self,
+        pools: &[HoldPool],
+        body: usize,
+        lease: Option<&(CRef, Expr)>,
+        holds: &[CRef],
+    ) {
         if pools.is_empty() {
             self.err("`hold` takes at least one pool");
         }
@@ -504,7 +532,9 @@ impl Validator<'_> {
             if pools[..k].iter().any(|HoldPool(o, _, _)| same_member(o, r)) {
                 self.err(format!("`hold` names pool `{name}` twice"));
             }
-            for (what, e) in std::iter::once(("units", units)).chain(reserve.iter().map(|e| ("reserve", e))) {
+            for (what, e) in
+                std::iter::once(("units", units)).chain(reserve.iter().map(|e| ("reserve", e)))
+            {
                 if e.draws() {
                     self.err(format!(
                         "hold {what} on `{name}` may not draw (they are evaluated again at every attempt); sample into an attribute first"
@@ -514,7 +544,8 @@ impl Validator<'_> {
             }
         }
         if let Some((r, t)) = lease {
-            if self.cref(r, false, Moment::Session) && !pools.iter().any(|HoldPool(o, _, _)| o == r) {
+            if self.cref(r, false, Moment::Session) && !pools.iter().any(|HoldPool(o, _, _)| o == r)
+            {
                 let text = self.ref_text(r, false);
                 self.err(format!(
                     "`lease {text}`: the hold does not take that pool (write the pool as the hold does, index included)"
@@ -529,7 +560,14 @@ impl Validator<'_> {
         self.at = at;
     }
 
-    fn run(&mut self, stage: &CRef, mode: RunMode, work: &Expr, growing: Option<&CRef>, also: &[CRef]) {
+    fn run(
+        &mut self,
+        stage: &CRef,
+        mode: RunMode,
+        work: &Expr,
+        growing: Option<&CRef>,
+        also: &[CRef],
+    ) {
         let all: Vec<&CRef> = std::iter::once(stage).chain(also).collect();
         let mut ok = true;
         for r in &all {
@@ -551,13 +589,17 @@ impl Validator<'_> {
                     ));
                     continue;
                 }
-                let bad = self.p.stages[r.base..r.base + r.count].iter().find_map(|s| match &s.kind {
-                    StageKind::Ps(Expr::Num(x)) if *x > 0.0 => None,
-                    StageKind::Ps(Expr::Num(x)) => Some(format!("`ps({})`", num(*x))),
-                    StageKind::Ps(_) => Some("`ps` of an expression that is not a constant".to_string()),
-                    StageKind::Fifo(_) => Some("`fifo`".to_string()),
-                    StageKind::Delay => Some("`delay`".to_string()),
-                });
+                let bad = self.p.stages[r.base..r.base + r.count]
+                    .iter()
+                    .find_map(|s| match &s.kind {
+                        StageKind::Ps(Expr::Num(x)) if *x > 0.0 => None,
+                        StageKind::Ps(Expr::Num(x)) => Some(format!("`ps({})`", num(*x))),
+                        StageKind::Ps(_) => {
+                            Some("`ps` of an expression that is not a constant".to_string())
+                        }
+                        StageKind::Fifo(_) => Some("`fifo`".to_string()),
+                        StageKind::Delay => Some("`delay`".to_string()),
+                    });
                 if let Some(kind) = bad {
                     self.err(format!(
                         "stage `{name}` is {kind}, but every stage of a run over several stages must be `ps` of a constant above 0"
@@ -603,14 +645,21 @@ impl Validator<'_> {
             if x.is_nan() {
                 self.err(format!("{what} is NaN"));
             } else if x < 0.0 {
-                self.err(format!("{what} is negative ({}); an amount is 0 or more", num(x)));
+                self.err(format!(
+                    "{what} is negative ({}); an amount is 0 or more",
+                    num(x)
+                ));
             }
         }
     }
 
     /// Checks a reference; false when it does not name a family.
     fn cref(&mut self, r: &CRef, is_stage: bool, moment: Moment) -> bool {
-        let (word, len) = if is_stage { ("stage", self.p.stages.len()) } else { ("pool", self.p.pools.len()) };
+        let (word, len) = if is_stage {
+            ("stage", self.p.stages.len())
+        } else {
+            ("pool", self.p.pools.len())
+        };
         if r.count == 0 || r.base.checked_add(r.count).is_none_or(|end| end > len) {
             self.err(format!(
                 "{word} reference {}..{} out of range ({len} {word}s)",
@@ -699,7 +748,10 @@ impl Validator<'_> {
         match f.signature() {
             FunKind::Pure(n) => {
                 if args.len() != n {
-                    self.err(format!("`{name}` takes {n} argument(s), got {}", args.len()));
+                    self.err(format!(
+                        "`{name}` takes {n} argument(s), got {}",
+                        args.len()
+                    ));
                 }
                 for a in args {
                     match a {
@@ -733,7 +785,11 @@ impl Validator<'_> {
         let bad = |this: &mut Self, what: String| {
             this.err(format!("`~{name}` parameter {what}"));
         };
-        for (i, x) in args.iter().enumerate().filter_map(|(i, a)| Some((i, a.constant_value()?))) {
+        for (i, x) in args
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| Some((i, a.constant_value()?)))
+        {
             if x.is_nan() {
                 bad(self, format!("{} is NaN", i + 1));
             }
@@ -778,7 +834,11 @@ impl Validator<'_> {
 
     /// A reference as the program would write it (`kv`, `kvD[j]`).
     fn ref_text(&self, r: &CRef, is_stage: bool) -> String {
-        let name = if is_stage { self.p.stage_name(r.base) } else { self.p.pool_name(r.base) };
+        let name = if is_stage {
+            self.p.stage_name(r.base)
+        } else {
+            self.p.pool_name(r.base)
+        };
         match &r.index {
             None => name.to_string(),
             Some(i) => format!("{name}[{}]", self.expr_text(i)),
@@ -790,10 +850,19 @@ impl Validator<'_> {
         let list = |args: &mut dyn Iterator<Item = String>| args.collect::<Vec<_>>().join(", ");
         match e {
             Expr::Num(x) => num(*x),
-            Expr::Attr(s) => self.p.attrs.get(*s).cloned().unwrap_or_else(|| format!("attr{s}")),
+            Expr::Attr(s) => self
+                .p
+                .attrs
+                .get(*s)
+                .cloned()
+                .unwrap_or_else(|| format!("attr{s}")),
             Expr::Ctx(Ctx::Now) => "now".into(),
             Expr::Ctx(Ctx::N) => "present".into(),
-            Expr::Sample(d, a) => format!("~{}({})", d.name(), list(&mut a.iter().map(|e| self.expr_text(e)))),
+            Expr::Sample(d, a) => format!(
+                "~{}({})",
+                d.name(),
+                list(&mut a.iter().map(|e| self.expr_text(e)))
+            ),
             Expr::Call(f, a) => format!(
                 "{}({})",
                 f.name(),
