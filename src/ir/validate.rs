@@ -6,9 +6,13 @@
 //! fault reads the same whether the IR came from source or from JSON. The
 //! linker maps `IrError::at` back to a source span.
 
+mod exprs;
+
+use exprs::{num, ref_text};
+
 use super::{
-    Arg, Arrival, BUILTIN_ATTRS, BinOp, CRef, Ctx, Dist, Expr, Fun, FunKind, HoldPool, IR_VERSION,
-    Program, RunMode, StageKind, Stmt, UnOp,
+    Arg, Arrival, BUILTIN_ATTRS, CRef, Ctx, Dist, Expr, Fun, FunKind, HoldPool, IR_VERSION,
+    Program, RunMode, StageKind, Stmt,
 };
 
 /// A rule the IR breaks.
@@ -29,112 +33,6 @@ impl std::fmt::Display for IrError {
     }
 }
 
-impl Expr {
-    /// The value of an expression that reads nothing a run provides (no
-    /// attribute, context variable, draw or observable); `None` otherwise.
-    pub fn constant_value(&self) -> Option<f64> {
-        Some(match self {
-            Expr::Num(x) => *x,
-            Expr::Attr(_) | Expr::Ctx(_) | Expr::Sample(..) => return None,
-            Expr::Call(f, args) => {
-                let mut xs = Vec::with_capacity(args.len());
-                for a in args {
-                    match a {
-                        Arg::Expr(e) => xs.push(e.constant_value()?),
-                        Arg::Pool(_) | Arg::Stage(_) => return None,
-                    }
-                }
-                let x = |i: usize| xs.get(i).copied().unwrap_or(f64::NAN);
-                match f {
-                    Fun::Min => x(0).min(x(1)),
-                    Fun::Max => x(0).max(x(1)),
-                    Fun::Abs => x(0).abs(),
-                    Fun::Floor => x(0).floor(),
-                    Fun::Ceil => x(0).ceil(),
-                    Fun::Sqrt => x(0).sqrt(),
-                    Fun::Exp => x(0).exp(),
-                    Fun::Ln => x(0).ln(),
-                    Fun::Pow => x(0).powf(x(1)),
-                    _ => return None,
-                }
-            }
-            Expr::Unary(op, a) => {
-                let a = a.constant_value()?;
-                match op {
-                    UnOp::Neg => -a,
-                    UnOp::Not => f64::from(u8::from(a == 0.0)),
-                }
-            }
-            Expr::Binary(op, a, b) => {
-                let a = a.constant_value()?;
-                let b = b.constant_value()?;
-                let truth = |t: bool| f64::from(u8::from(t));
-                match op {
-                    BinOp::Add => a + b,
-                    BinOp::Sub => a - b,
-                    BinOp::Mul => a * b,
-                    BinOp::Div => a / b,
-                    BinOp::Pow => a.powf(b),
-                    BinOp::Lt => truth(a < b),
-                    BinOp::Le => truth(a <= b),
-                    BinOp::Gt => truth(a > b),
-                    BinOp::Ge => truth(a >= b),
-                    BinOp::Eq => truth(a == b),
-                    BinOp::Ne => truth(a != b),
-                    BinOp::And => truth(a != 0.0 && b != 0.0),
-                    BinOp::Or => truth(a != 0.0 || b != 0.0),
-                }
-            }
-            Expr::Cond(c, a, b) => {
-                if c.constant_value()? != 0.0 {
-                    a.constant_value()?
-                } else {
-                    b.constant_value()?
-                }
-            }
-        })
-    }
-
-    /// Whether evaluating the expression may draw from a distribution.
-    pub fn draws(&self) -> bool {
-        let mut found = false;
-        self.visit(&mut |e| found |= matches!(e, Expr::Sample(..)));
-        found
-    }
-
-    /// Calls `f` on this expression and every sub-expression (index
-    /// expressions of references included).
-    fn visit(&self, f: &mut dyn FnMut(&Expr)) {
-        f(self);
-        match self {
-            Expr::Num(_) | Expr::Attr(_) | Expr::Ctx(_) => {}
-            Expr::Sample(_, args) => args.iter().for_each(|a| a.visit(f)),
-            Expr::Call(_, args) => {
-                for a in args {
-                    match a {
-                        Arg::Expr(e) => e.visit(f),
-                        Arg::Pool(r) | Arg::Stage(r) => {
-                            if let Some(i) = &r.index {
-                                i.visit(f);
-                            }
-                        }
-                    }
-                }
-            }
-            Expr::Unary(_, a) => a.visit(f),
-            Expr::Binary(_, a, b) => {
-                a.visit(f);
-                b.visit(f);
-            }
-            Expr::Cond(c, a, b) => {
-                c.visit(f);
-                a.visit(f);
-                b.visit(f);
-            }
-        }
-    }
-}
-
 /// Where an expression is evaluated, which decides what it may read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Moment {
@@ -144,17 +42,6 @@ enum Moment {
     PsCapacity,
     /// A renewal gap: constants and draws only.
     Renewal,
-}
-
-/// A number as the language prints it (`2`, `0.5`, `inf`).
-fn num(x: f64) -> String {
-    if x == f64::INFINITY {
-        "inf".into()
-    } else if x == f64::NEG_INFINITY {
-        "-inf".into()
-    } else {
-        format!("{x}")
-    }
 }
 
 /// Whether `x` is a whole number ≥ `min`.
@@ -442,7 +329,7 @@ impl Validator<'_> {
                 };
                 if self.cref(r, false, Moment::Session) {
                     if !holds.contains(r) {
-                        let text = self.ref_text(r, false);
+                        let text = ref_text(self.p, r, false);
                         self.err(format!(
                             "`{word} {text}` outside a hold of `{text}` (write the pool as the hold does, index included)"
                         ));
@@ -455,7 +342,7 @@ impl Validator<'_> {
                     && !holds.contains(r)
                     && !self.leased.contains(&r.base)
                 {
-                    let text = self.ref_text(r, false);
+                    let text = ref_text(self.p, r, false);
                     self.err(format!(
                         "`release {text}` outside a hold of `{text}`, and no hold leases it (write the pool as the hold does, index included)"
                     ));
@@ -528,7 +415,7 @@ impl Validator<'_> {
             if !self.cref(r, false, Moment::Session) {
                 continue;
             }
-            let name = self.ref_text(r, false);
+            let name = ref_text(self.p, r, false);
             if pools[..k].iter().any(|HoldPool(o, _, _)| same_member(o, r)) {
                 self.err(format!("`hold` names pool `{name}` twice"));
             }
@@ -546,7 +433,7 @@ impl Validator<'_> {
         if let Some((r, t)) = lease {
             if self.cref(r, false, Moment::Session) && !pools.iter().any(|HoldPool(o, _, _)| o == r)
             {
-                let text = self.ref_text(r, false);
+                let text = ref_text(self.p, r, false);
                 self.err(format!(
                     "`lease {text}`: the hold does not take that pool (write the pool as the hold does, index included)"
                 ));
@@ -668,7 +555,13 @@ impl Validator<'_> {
             ));
             return false;
         }
-        let name = self.ref_text(r, is_stage);
+        let name = ref_text(self.p, r, is_stage);
+        let family = if is_stage {
+            self.p.stage_name(r.base)
+        } else {
+            self.p.pool_name(r.base)
+        }
+        .to_string();
         match &r.index {
             None if r.count > 1 => {
                 self.err(format!("{word} `{name}` is an array; index it"));
@@ -679,12 +572,12 @@ impl Validator<'_> {
                 if let Some(x) = i.constant_value() {
                     if !is_whole_at_least(x, 0.0) {
                         self.err(format!(
-                            "{word} `{name}`: index {} is not a whole number ≥ 0",
+                            "{word} `{family}`: index {} is not a whole number ≥ 0",
                             num(x)
                         ));
                     } else if x >= r.count as f64 {
                         self.err(format!(
-                            "{word} `{name}`: index {} out of range (count {})",
+                            "{word} `{family}`: index {} out of range (count {})",
                             num(x),
                             r.count
                         ));
@@ -829,75 +722,6 @@ impl Validator<'_> {
                     bad(self, format!("p = {} is outside [0, 1]", num(p)));
                 }
             }
-        }
-    }
-
-    /// A reference as the program would write it (`kv`, `kvD[j]`).
-    fn ref_text(&self, r: &CRef, is_stage: bool) -> String {
-        let name = if is_stage {
-            self.p.stage_name(r.base)
-        } else {
-            self.p.pool_name(r.base)
-        };
-        match &r.index {
-            None => name.to_string(),
-            Some(i) => format!("{name}[{}]", self.expr_text(i)),
-        }
-    }
-
-    /// An expression as the program would write it, fully parenthesised.
-    fn expr_text(&self, e: &Expr) -> String {
-        let list = |args: &mut dyn Iterator<Item = String>| args.collect::<Vec<_>>().join(", ");
-        match e {
-            Expr::Num(x) => num(*x),
-            Expr::Attr(s) => self
-                .p
-                .attrs
-                .get(*s)
-                .cloned()
-                .unwrap_or_else(|| format!("attr{s}")),
-            Expr::Ctx(Ctx::Now) => "now".into(),
-            Expr::Ctx(Ctx::N) => "present".into(),
-            Expr::Sample(d, a) => format!(
-                "~{}({})",
-                d.name(),
-                list(&mut a.iter().map(|e| self.expr_text(e)))
-            ),
-            Expr::Call(f, a) => format!(
-                "{}({})",
-                f.name(),
-                list(&mut a.iter().map(|a| match a {
-                    Arg::Expr(e) => self.expr_text(e),
-                    Arg::Pool(r) => self.ref_text(r, false),
-                    Arg::Stage(r) => self.ref_text(r, true),
-                }))
-            ),
-            Expr::Unary(UnOp::Neg, a) => format!("-{}", self.expr_text(a)),
-            Expr::Unary(UnOp::Not, a) => format!("!{}", self.expr_text(a)),
-            Expr::Binary(op, a, b) => {
-                let op = match op {
-                    BinOp::Add => "+",
-                    BinOp::Sub => "-",
-                    BinOp::Mul => "*",
-                    BinOp::Div => "/",
-                    BinOp::Pow => "^",
-                    BinOp::Lt => "<",
-                    BinOp::Le => "<=",
-                    BinOp::Gt => ">",
-                    BinOp::Ge => ">=",
-                    BinOp::Eq => "==",
-                    BinOp::Ne => "!=",
-                    BinOp::And => "&&",
-                    BinOp::Or => "||",
-                };
-                format!("({} {op} {})", self.expr_text(a), self.expr_text(b))
-            }
-            Expr::Cond(c, a, b) => format!(
-                "({} ? {} : {})",
-                self.expr_text(c),
-                self.expr_text(a),
-                self.expr_text(b)
-            ),
         }
     }
 }
