@@ -845,3 +845,30 @@ fn validator_faults_point_at_the_statement() {
         "run a[7] (1);"
     );
 }
+
+#[test]
+fn a_free_name_of_an_inner_def_is_not_captured_by_an_outer_parameter() {
+    // g's free `x` is the attribute at the use site, not f's parameter: 1 + x.
+    let p = linked(&with_b(
+        "def g(y) = y + x; def f(x) = g(1); session { set x = 5; set r = f(7); }",
+    ));
+    assert_eq!(
+        p.blocks[2][1],
+        Stmt::Set(
+            10,
+            Expr::Binary(
+                ir::BinOp::Add,
+                Box::new(Expr::Num(1.0)),
+                Box::new(Expr::Attr(9))
+            )
+        )
+    );
+}
+
+#[test]
+fn a_drawing_argument_is_refused_where_an_inner_def_reads_it_twice() {
+    refused(
+        &with_b("def g(y) = y * y; def f(x) = g(x); session { set r = f(~exp(1)); }"),
+        &["argument for `y` draws"],
+    );
+}

@@ -3,8 +3,8 @@
 //!
 //! Architecture invariant: works on the AST only and returns AST; after
 //! expansion no `def` use is left, so the rest of the linker never sees one.
-//! A body may use only earlier `def`s, so every body is expanded once, at its
-//! declaration, by the definitions before it, and expansion terminates.
+//! A body may use only earlier `def`s, so expanding the uses left after a
+//! substitution terminates.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -128,13 +128,11 @@ impl Defs {
             if bad_use {
                 continue;
             }
-            let body = match body {
-                DefBody::Expr(e) => DefBody::Expr(defs.expand_expr(e, diags)),
-                DefBody::Block(b) => DefBody::Block(Block {
-                    stmts: defs.expand_stmts(&b.stmts, diags),
-                    span: b.span,
-                }),
-            };
+            // The body is kept as written: a use substitutes the arguments
+            // first and expands the uses in the result afterwards, so a free
+            // name of an inner definition is never captured by a parameter
+            // of this one (as the reference does).
+            let body = body.clone();
             defs.by_name.insert(
                 name.name.clone(),
                 Def {
@@ -184,7 +182,9 @@ impl Defs {
                     DefBody::Block(body.clone()),
                     diags,
                 ) {
-                    out.extend(body.stmts.iter().map(|st| subst_stmt(st, &map)));
+                    let spliced: Vec<Stmt> =
+                        body.stmts.iter().map(|st| subst_stmt(st, &map)).collect();
+                    out.extend(self.expand_stmts(&spliced, diags));
                 }
                 continue;
             }
@@ -330,7 +330,7 @@ impl Defs {
                 };
                 return match self.bind(name, &def.params, &args, DefBody::Expr(body.clone()), diags)
                 {
-                    Some(map) => subst_expr(body, &map),
+                    Some(map) => self.expand_expr(&subst_expr(body, &map), diags),
                     None => Expr {
                         kind: ExprKind::Num(0.0),
                         span: e.span,
