@@ -241,3 +241,21 @@ fn statement_rules_hold_for_json_too() {
         );
     }
 }
+
+#[test]
+fn deeply_nested_blocks_are_refused_without_exhausting_the_stack() {
+    let mut v = flow_program();
+    let n = 5000;
+    let mut blocks = vec![json!([]), json!([]), json!([{"Loop": 3}])];
+    for b in 3..3 + n {
+        let last = b == 2 + n;
+        blocks.push(if last {
+            json!(["End"])
+        } else {
+            json!([{"Loop": b + 1}])
+        });
+    }
+    v["blocks"] = Value::Array(blocks);
+    v.as_object_mut().unwrap().remove("share");
+    assert!(messages(&v).iter().any(|m| m.contains("nested")));
+}

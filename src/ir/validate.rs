@@ -49,6 +49,9 @@ fn is_whole_at_least(x: f64, min: f64) -> bool {
     x.is_finite() && x.fract() == 0.0 && x >= min
 }
 
+/// How deep blocks may nest (IR from JSON could otherwise exhaust the stack).
+const MAX_DEPTH: usize = 2000;
+
 struct Validator<'a> {
     p: &'a Program,
     errors: Vec<IrError>,
@@ -58,6 +61,8 @@ struct Validator<'a> {
     leased: Vec<usize>,
     /// Stage members that are shared.
     shared: Vec<bool>,
+    /// How deep the block being checked is nested.
+    depth: usize,
 }
 
 impl Program {
@@ -69,6 +74,7 @@ impl Program {
             at: None,
             leased: Vec::new(),
             shared: self.shared_stages(),
+            depth: 0,
         };
         v.program();
         if v.errors.is_empty() {
@@ -298,10 +304,18 @@ impl Validator<'_> {
     }
 
     fn block(&mut self, b: usize, holds: &[CRef]) {
+        if holds.len() > MAX_DEPTH || self.depth > MAX_DEPTH {
+            self.err(format!("blocks are nested more than {MAX_DEPTH} deep"));
+            return;
+        }
+        self.depth += 1;
+        let at = self.at;
         for (i, stmt) in self.p.blocks[b].iter().enumerate() {
             self.at = Some((b, i));
             self.stmt(stmt, holds);
         }
+        self.at = at;
+        self.depth -= 1;
     }
 
     fn stmt(&mut self, stmt: &Stmt, holds: &[CRef]) {
@@ -367,18 +381,14 @@ impl Validator<'_> {
                         num(x)
                     ));
                 }
-                let at = self.at;
                 self.block(*then, holds);
                 self.block(*otherwise, holds);
-                self.at = at;
             }
             Stmt::Loop(body) => {
                 if !self.lets_time_pass(*body) {
                     self.err("a `loop` whose body has no `run`, `hold`, `transfer` or `end` never lets time pass (a livelock); leave it with `end`");
                 }
-                let at = self.at;
                 self.block(*body, holds);
-                self.at = at;
             }
             Stmt::Choose { var, count, key } => {
                 if *var >= p.attrs.len() {
@@ -442,9 +452,7 @@ impl Validator<'_> {
         }
         let mut inner = holds.to_vec();
         inner.extend(pools.iter().map(|HoldPool(r, _, _)| r.clone()));
-        let at = self.at;
         self.block(body, &inner);
-        self.at = at;
     }
 
     fn run(

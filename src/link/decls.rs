@@ -14,7 +14,7 @@ use crate::syntax::ast::{self, Ident, Span};
 
 /// The largest array a program may declare (a guard against typos that
 /// would allocate without bound).
-const MAX_ARRAY: f64 = 10_000_000.0;
+const MAX_ARRAY: f64 = 1_000_000.0;
 
 /// Pool options of Tier 2, refused as not supported yet.
 const TIER2_POOL_OPTIONS: [&str; 7] = [
