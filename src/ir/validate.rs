@@ -50,7 +50,7 @@ fn is_whole_at_least(x: f64, min: f64) -> bool {
 }
 
 /// How deep blocks may nest (IR from JSON could otherwise exhaust the stack).
-const MAX_DEPTH: usize = 2000;
+const MAX_DEPTH: usize = 200;
 
 struct Validator<'a> {
     p: &'a Program,
