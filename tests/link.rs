@@ -872,3 +872,13 @@ fn a_drawing_argument_is_refused_where_an_inner_def_reads_it_twice() {
         &["argument for `y` draws"],
     );
 }
+
+#[test]
+fn a_validator_fault_renders_with_file_line_column_and_caret() {
+    let src = "stage A : ps(1);\nstage C : fifo;\nshare maxmin;\nsession {\n  run A, C (1);\n}\nworkload { arrive batch(1); } run { horizon 5; }";
+    let d = refused(src, &["stage `C`", "`fifo`", "ps"]);
+    let text = serq::syntax::render(&d, "egress.sq", src);
+    assert!(text.contains("egress.sq:5:3"), "{text}");
+    assert!(text.contains("run A, C (1);"), "{text}");
+    assert!(text.contains("help:"), "{text}");
+}
