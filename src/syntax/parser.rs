@@ -5,7 +5,8 @@
 //! on (a `;` or `}` at the depth of the construct, or the next top-level
 //! keyword) and keeps what it had built. It checks only the shape of the
 //! text: names, arities and every other meaning are the linker's. Nesting
-//! is capped at [`MAX_DEPTH`] so deep input cannot overflow the stack.
+//! is capped at [`MAX_DEPTH`] and the tree's depth at [`MAX_TREE_DEPTH`],
+//! so deep input overflows neither this parser's stack nor a later pass's.
 
 mod expr;
 mod item;
@@ -24,7 +25,10 @@ pub const MAX_DEPTH: u32 = 256;
 pub const MAX_TREE_DEPTH: u32 = 1024;
 
 /// Parses a whole program, returning what could be built and every
-/// diagnostic found (lexical and syntactic), in source order per phase.
+/// diagnostic found (lexical and syntactic), sorted by position.
+///
+/// With diagnostics the program is partial (a construct with an error is
+/// left out, or holds a `0` where nesting was too deep) and must not be linked.
 pub fn parse(source: &str) -> (Program, Vec<Diagnostic>) {
     let (tokens, mut diags) = lex(source);
     let mut parser = Parser::new(source, tokens);
