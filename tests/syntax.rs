@@ -913,11 +913,7 @@ mod fuzz {
 // ----- conformance cases -----------------------------------------------------
 
 fn conformance_cases() -> Vec<std::path::PathBuf> {
-    let local = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/cases");
-    let dir = [local, "/work/shared/conformance/cases".into()]
-        .into_iter()
-        .find(|d| d.is_dir())
-        .expect("the conformance cases are in conformance/cases or /work/shared/conformance/cases");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
     let mut cases: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
