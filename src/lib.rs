@@ -37,7 +37,23 @@ pub fn compile_source(source: &str, overrides: &Overrides) -> Result<Program, Ve
 }
 
 /// Reads IR JSON, applies the overrides and validates the result.
+///
+/// IR has no `let` constants (they are folded into numbers), so
+/// [`Overrides::sets`] must be empty: a set is refused, naming each.
 pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<Program, Vec<ir::IrError>> {
+    if !overrides.sets.is_empty() {
+        return Err(overrides
+            .sets
+            .iter()
+            .map(|(name, _)| ir::IrError {
+                at: None,
+                message: format!(
+                    "an override sets `{name}`, but IR has no `let` constants to set \
+                     (they were folded when it was linked); set it on the source program"
+                ),
+            })
+            .collect());
+    }
     let mut program: Program = serde_json::from_str(json).map_err(|e| {
         vec![ir::IrError {
             at: None,

@@ -27,6 +27,7 @@ Examples:
   serq check examples/single-turn/mm1.sq      check a program without running it
   serq run examples/single-turn/mm1.sq        run it and print the report
   serq run prog.sq --seed 7 --json            another seed, the report as JSON
+  serq run pd.sq --set NP=500 --set ND=500    replace `let NP` and `let ND` (array sizes too)
   serq ir prog.sq > prog.ir.json              print the linked IR (version 8)
   serq run prog.ir.json                       run IR written by serq or another tool
 
@@ -41,10 +42,14 @@ enum Command {
     /// supplies one a program lacks. Example:
     ///
     ///   serq run prog.sq --seed 3 --horizon 1000 --warmup 100
-    #[command(after_help = "Example:\n  serq run examples/single-turn/mm1.sq --json --samples")]
+    #[command(
+        after_help = "Examples:\n  serq run examples/single-turn/mm1.sq --json --samples\n  serq run pd.sq --set NP=500 --set ND=500"
+    )]
     Run {
         #[command(flatten)]
         file: FileArg,
+        #[command(flatten)]
+        sets: SetArgs,
         /// Seed of every random stream (replaces `run { seed S; }`).
         #[arg(long, value_name = "S")]
         seed: Option<u64>,
@@ -70,9 +75,12 @@ enum Command {
     /// running it. Example:
     ///
     ///   serq check examples/pd-disaggregation/pull_maxmin.sq
+    #[command(after_help = "Example:\n  serq check pd.sq --set NP=500 --set ND=500")]
     Check {
         #[command(flatten)]
         file: FileArg,
+        #[command(flatten)]
+        sets: SetArgs,
     },
     /// Print the linked program as IR JSON (version 8).
     ///
@@ -80,9 +88,12 @@ enum Command {
     /// sugar (`transfer`, `branch with`) rewritten. Example:
     ///
     ///   serq ir prog.sq > prog.ir.json && serq run prog.ir.json
+    #[command(after_help = "Example:\n  serq ir pd.sq --set NP=500 --set ND=500 > pd500.ir.json")]
     Ir {
         #[command(flatten)]
         file: FileArg,
+        #[command(flatten)]
+        sets: SetArgs,
     },
 }
 
@@ -91,6 +102,39 @@ struct FileArg {
     /// A program (`.sq`), or IR JSON (a file ending in `.json`).
     #[arg(value_name = "FILE")]
     path: PathBuf,
+}
+
+#[derive(Args)]
+struct SetArgs {
+    /// Replace the `let` constant NAME by VALUE before the program is
+    /// linked (repeatable; a later --set of one name wins). Dependents see
+    /// the new value: `let b = a*3+1;`, array sizes `stage P[NP]`, stage
+    /// rates. VALUE is a number, `inf` or `-inf`. Only for source programs:
+    /// IR has no `let`s. Example: --set NP=500 --set ND=500
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
+    sets: Vec<(String, f64)>,
+}
+
+/// Parses one `--set NAME=VALUE`.
+fn parse_set(pair: &str) -> Result<(String, f64), String> {
+    let Some((name, value)) = pair.split_once('=') else {
+        return Err(format!("expected NAME=VALUE (e.g. NP=500), found `{pair}`"));
+    };
+    let name = name.trim();
+    let is_name = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if !is_name {
+        return Err(format!("`{name}` is not a constant's name (in `{pair}`)"));
+    }
+    match value.trim().parse::<f64>() {
+        Ok(x) if !x.is_nan() => Ok((name.to_string(), x)),
+        _ => Err(format!(
+            "the value of `{name}` must be a number or `inf`, found `{value}`"
+        )),
+    }
 }
 
 /// Why the command failed, with the exit status it maps to.
@@ -115,20 +159,27 @@ fn main() -> ExitCode {
 
 fn execute(command: Command) -> Result<(), Failure> {
     match command {
-        Command::Check { file } => {
+        Command::Check { file, sets } => {
             let input = Input::read(&file.path)?;
-            let program = input.compile(&Overrides::default())?;
+            let program = input.compile(&Overrides {
+                sets: sets.sets,
+                ..Overrides::default()
+            })?;
             println!("{}: ok ({})", input.name, summary(&program));
             Ok(())
         }
-        Command::Ir { file } => {
+        Command::Ir { file, sets } => {
             let input = Input::read(&file.path)?;
-            let program = input.compile(&Overrides::default())?;
+            let program = input.compile(&Overrides {
+                sets: sets.sets,
+                ..Overrides::default()
+            })?;
             println!("{}", program.to_json());
             Ok(())
         }
         Command::Run {
             file,
+            sets,
             seed,
             horizon,
             warmup,
@@ -138,6 +189,7 @@ fn execute(command: Command) -> Result<(), Failure> {
         } => {
             let input = Input::read(&file.path)?;
             let overrides = Overrides {
+                sets: sets.sets,
                 horizon,
                 warmup,
                 seed,

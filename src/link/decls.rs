@@ -11,6 +11,7 @@ use super::{Family, Linker, Overrides, RunOptions, names};
 use crate::ir;
 use crate::syntax::Diagnostic;
 use crate::syntax::ast::{self, Ident, Span};
+use std::collections::BTreeMap;
 
 /// The largest array a program may declare (a guard against typos that
 /// would allocate without bound).
@@ -23,12 +24,15 @@ const TIER2_POOL_OPTIONS: [&str; 7] = [
 
 impl Linker<'_> {
     /// Folds every `let` in order; an initializer sees only earlier `let`s.
-    pub(super) fn fold_lets(&mut self) {
+    /// A constant named in `sets` takes the set value instead of its
+    /// initializer's (the last value when a name is set twice).
+    pub(super) fn fold_lets(&mut self, sets: &[(String, f64)]) {
         for item in self.items {
             if let ast::Item::Let { name, .. } = item {
                 self.all_lets.entry(name.name.clone()).or_insert(name.span);
             }
         }
+        let sets = self.check_sets(sets);
         for item in self.items {
             let ast::Item::Let { name, value, .. } = item else {
                 continue;
@@ -47,11 +51,55 @@ impl Linker<'_> {
                 continue;
             }
             // The name itself is not yet visible: `let a = a;` reads a later let.
-            let x = self
+            let folded = self
                 .constant(value, &format!("`let {}`", name.name))
                 .unwrap_or(0.0);
+            let x = sets.get(name.name.as_str()).copied().unwrap_or(folded);
             self.lets.insert(name.name.clone(), (x, name.clone()));
         }
+    }
+
+    /// The overrides of `let` constants by name (the last value of a name
+    /// given twice), after refusing a name no `let` declares and a NaN.
+    /// These diagnostics have no place in the text: they sit at offset 0.
+    fn check_sets<'s>(&mut self, sets: &'s [(String, f64)]) -> BTreeMap<&'s str, f64> {
+        let mut values = BTreeMap::new();
+        for (name, x) in sets {
+            if !self.all_lets.contains_key(name) {
+                let declared = if self.all_lets.is_empty() {
+                    "the program declares no `let` constants".to_string()
+                } else {
+                    let mut declared: Vec<(&String, &Span)> = self.all_lets.iter().collect();
+                    declared.sort_by_key(|(_, span)| span.start);
+                    let names: Vec<String> =
+                        declared.iter().map(|(n, _)| format!("`{n}`")).collect();
+                    format!("the declared constants are {}", names.join(", "))
+                };
+                self.err(
+                    Diagnostic::new(
+                        "set-unknown",
+                        Span::default(),
+                        format!(
+                            "an override sets `{name}`, but no `let {name}` is declared; {declared}"
+                        ),
+                    )
+                    .with_label("from an override (`--set`), not from this file")
+                    .with_help("set a declared `let` constant, or declare it"),
+                );
+            } else if x.is_nan() {
+                self.err(
+                    Diagnostic::new(
+                        "nan",
+                        Span::default(),
+                        format!("an override sets `{name}` to NaN; a constant may not be NaN"),
+                    )
+                    .with_label("from an override (`--set`), not from this file"),
+                );
+            } else {
+                values.insert(name.as_str(), *x);
+            }
+        }
+        values
     }
 
     /// A `let` may not share its name with a session attribute.

@@ -25,9 +25,20 @@ use crate::syntax::ast::{self, Ident, Span};
 use crate::syntax::{Diagnostic, diagnostic::line_col};
 
 /// Values given on the command line (or by the library's caller) that
-/// replace the `run` block's options before the program is checked.
+/// replace `let` constants and the `run` block's options before the program
+/// is checked.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Overrides {
+    /// Replace `let` constants by name, in the order given (spec §3.1,
+    /// `compile(sets=…)`): each value takes the place of the constant's
+    /// initializer before any later `let`, array size, stage rate or other
+    /// constant position is folded, so `let b = a*3+1;` sees the new `a`.
+    /// The initializer is still checked (an error in the text stays an
+    /// error). A name no `let` declares is refused, listing the declared
+    /// constants; a NaN value is refused; a name given twice takes the last
+    /// value. Program IR read from JSON has no `let`s, so
+    /// [`crate::compile_ir`] refuses any.
+    pub sets: Vec<(String, f64)>,
     /// Replaces (or supplies) `horizon`.
     pub horizon: Option<f64>,
     /// Replaces `warmup`.
@@ -105,7 +116,7 @@ pub fn link(
         workload_span: None,
         run_span: None,
     };
-    l.fold_lets();
+    l.fold_lets(&overrides.sets);
     let mut def_diags = Vec::new();
     l.defs = defs::Defs::build(l.items, &l.lets, &mut def_diags);
     l.diags.extend(def_diags);
