@@ -165,7 +165,7 @@ fn execute(command: Command) -> Result<(), Failure> {
                 sets: sets.sets,
                 ..Overrides::default()
             })?;
-            println!("{}: ok ({})", input.name, summary(&program));
+            emit(&format!("{}: ok ({})\n", input.name, summary(&program)));
             Ok(())
         }
         Command::Ir { file, sets } => {
@@ -174,7 +174,7 @@ fn execute(command: Command) -> Result<(), Failure> {
                 sets: sets.sets,
                 ..Overrides::default()
             })?;
-            println!("{}", program.to_json());
+            emit(&format!("{}\n", program.to_json()));
             Ok(())
         }
         Command::Run {
@@ -202,9 +202,9 @@ fn execute(command: Command) -> Result<(), Failure> {
             })?;
             report.source_name = input.name.clone();
             if json {
-                println!("{}", report.to_json(samples));
+                emit(&format!("{}\n", report.to_json(samples)));
             } else {
-                print!("{}", report.to_table());
+                emit(&report.to_table());
             }
             Ok(())
         }
@@ -317,4 +317,12 @@ fn summary(program: &Program) -> String {
     }
     parts.push(format!("horizon {}", program.horizon));
     parts.join(", ")
+}
+
+/// Writes the command's output to stdout; a closed pipe (`serq ir f | head`)
+/// ends the output quietly instead of panicking as `print!` would.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
