@@ -150,9 +150,8 @@ fn execute(command: Command) -> Result<(), Failure> {
             debug_assert_eq!(format, "svg", "clap admits only svg");
             let svg = serq::view::svg(&program, &input.name);
             match out {
-                Some(path) => std::fs::write(&path, svg).map_err(|e| {
-                    Failure::Usage(format!("cannot write `{}`: {e}", path.display()))
-                }),
+                Some(path) => std::fs::write(&path, svg)
+                    .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display()))),
                 None => {
                     print!("{svg}");
                     Ok(())

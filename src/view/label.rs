@@ -109,7 +109,11 @@ fn write_expr(program: &Program, e: &Expr, outer: u8, out: &mut String) {
                 out.push('(');
             }
             // `^` groups to the right, every other operator to the left.
-            let (left, right) = if *op == BinOp::Pow { (p + 1, p) } else { (p, p + 1) };
+            let (left, right) = if *op == BinOp::Pow {
+                (p + 1, p)
+            } else {
+                (p, p + 1)
+            };
             write_expr(program, a, left, out);
             out.push(' ');
             out.push_str(symbol(*op));

@@ -204,7 +204,8 @@ pub fn row_order(family_of: &[usize], count: usize, flows: &[Visit]) -> Vec<usiz
             }
         }
         for &f in &fams[1..] {
-            let (Some(anchor), Some(at)) = (block_of(&blocks, fams[0]), block_of(&blocks, f)) else {
+            let (Some(anchor), Some(at)) = (block_of(&blocks, fams[0]), block_of(&blocks, f))
+            else {
                 continue;
             };
             if at != anchor && blocks[at].len() == 1 {
@@ -402,7 +403,11 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
         .collect();
     let (pool_families, pools, links) = pool_row(program, walk, &families, &family_of, &stations);
     let pool_top = 64;
-    let row_top = if pools.is_empty() { 96 } else { pool_top + POOL_H + 70 };
+    let row_top = if pools.is_empty() {
+        96
+    } else {
+        pool_top + POOL_H + 70
+    };
     let below = arrows
         .iter()
         .filter(|a| a.shape == Shape::Return)
@@ -455,7 +460,12 @@ fn pool_row(
     let runs: Vec<(Target, Spot)> = walk
         .holds
         .iter()
-        .map(|(pool, v)| (*pool, run_spot(stage_families, stage_family_of, stations, v)))
+        .map(|(pool, v)| {
+            (
+                *pool,
+                run_spot(stage_families, stage_family_of, stations, v),
+            )
+        })
         .collect();
     // Wanted centre of each family: the mean centre of the runs it is held around.
     let mut wanted: Vec<(i64, usize)> = (0..families.len()).map(|f| (i64::MAX, f)).collect();

@@ -123,10 +123,10 @@ impl Walker<'_> {
                     }
                 }
                 After::LoopStart(id) => {
-                    if let Point::At(t) = to {
-                        if !self.loop_entries[id].contains(&t) {
-                            self.loop_entries[id].push(t);
-                        }
+                    if let Point::At(t) = to
+                        && !self.loop_entries[id].contains(&t)
+                    {
+                        self.loop_entries[id].push(t);
                     }
                 }
             }

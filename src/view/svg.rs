@@ -3,7 +3,9 @@
 //! Architecture invariant: draws only what the layout decided; every
 //! coordinate is a whole pixel, so the bytes depend on the program alone.
 
-use super::layout::{CHAR_W, END_R, FRAME_PAD, Layout, POOL_H, STATION_H, Shape, Spot, Station, return_depth};
+use super::layout::{
+    CHAR_W, END_R, FRAME_PAD, Layout, POOL_H, STATION_H, Shape, Spot, Station, return_depth,
+};
 use crate::ir::{Program, StageKind};
 use std::fmt::Write;
 
@@ -51,7 +53,13 @@ pub fn write(program: &Program, layout: &Layout, title: &str) -> String {
 }
 
 fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fmt::Result {
-    let (w, h) = (l.width, l.height);
+    let subtitle = subtitle(program, l);
+    // The title is 16px bold (about 10px a character), the subtitle 12px.
+    let w = l
+        .width
+        .max(40 + 10 * title.chars().count() as i32)
+        .max(40 + CHAR_W * subtitle.chars().count() as i32);
+    let h = l.height;
     writeln!(
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">"
@@ -65,8 +73,16 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
          <path d=\"M0,0 L10,5 L0,10 z\" fill=\"#222\"/></marker></defs>"
     )?;
     writeln!(out, "<rect width=\"{w}\" height=\"{h}\" fill=\"#fff\"/>")?;
-    writeln!(out, "<text class=\"title\" x=\"20\" y=\"28\">{}</text>", escape(title))?;
-    writeln!(out, "<text class=\"note\" x=\"20\" y=\"46\">{}</text>", escape(&subtitle(program, l)))?;
+    writeln!(
+        out,
+        "<text class=\"title\" x=\"20\" y=\"28\">{}</text>",
+        escape(title)
+    )?;
+    writeln!(
+        out,
+        "<text class=\"note\" x=\"20\" y=\"46\">{}</text>",
+        escape(&subtitle)
+    )?;
 
     // Holds first, so that boxes cover the ends of their links.
     for link in &l.links {
@@ -111,8 +127,8 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
             rail_y - 7
         )?;
         let label = match l.share {
-            Some(share) => format!("one flow, share {share}"),
-            None => "one flow".to_string(),
+            Some(share) => format!("flow, share {share}"),
+            None => "flow".to_string(),
         };
         writeln!(
             out,
@@ -131,7 +147,8 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
             Shape::Over => {
                 let (x0, y0) = (a.tail.x1 - 10, top(l, &a.tail));
                 let (x1, y1) = (a.head.x0 + 10, top(l, &a.head));
-                let lift = 36 + ((x1 - x0) / 12).min(36);
+                // Longer arcs rise higher, so arcs that share an end part.
+                let lift = 24 + ((x1 - x0) / 8).min(66);
                 let c = y0.min(y1) - lift;
                 format!("M{x0},{y0} C{x0},{c} {x1},{c} {x1},{y1}")
             }
@@ -151,7 +168,10 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
 /// `3 stages, 2 pools, share maxmin`.
 fn subtitle(program: &Program, l: &Layout) -> String {
     let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
-    let mut parts = vec![count(program.stages.len(), "stage"), count(program.pools.len(), "pool")];
+    let mut parts = vec![
+        count(program.stages.len(), "stage"),
+        count(program.pools.len(), "pool"),
+    ];
     if let Some(share) = l.share {
         parts.push(format!("share {share}"));
     }
@@ -217,7 +237,13 @@ fn boxed(out: &mut String, s: &Station, class: &str, y: i32, h: i32) -> std::fmt
 }
 
 /// The frame around a family's member boxes.
-fn frame(out: &mut String, boxes: &[Station], (a, b): (usize, usize), y: i32, h: i32) -> std::fmt::Result {
+fn frame(
+    out: &mut String,
+    boxes: &[Station],
+    (a, b): (usize, usize),
+    y: i32,
+    h: i32,
+) -> std::fmt::Result {
     let x0 = boxes[a].x - FRAME_PAD;
     let x1 = boxes[b].x + boxes[b].w + FRAME_PAD;
     writeln!(
@@ -233,8 +259,15 @@ fn frame(out: &mut String, boxes: &[Station], (a, b): (usize, usize), y: i32, h:
 fn endpoints(out: &mut String, l: &Layout) -> std::fmt::Result {
     let y = l.row_top + STATION_H / 2;
     let (sx, kx) = (l.source_x, l.sink_x);
-    writeln!(out, "<circle class=\"end\" cx=\"{sx}\" cy=\"{y}\" r=\"{END_R}\"/>")?;
-    writeln!(out, "<text class=\"small\" x=\"{sx}\" y=\"{}\">arrive</text>", y - END_R - 6)?;
+    writeln!(
+        out,
+        "<circle class=\"end\" cx=\"{sx}\" cy=\"{y}\" r=\"{END_R}\"/>"
+    )?;
+    writeln!(
+        out,
+        "<text class=\"small\" x=\"{sx}\" y=\"{}\">arrive</text>",
+        y - END_R - 6
+    )?;
     writeln!(
         out,
         "<text class=\"small\" x=\"{sx}\" y=\"{}\">{}</text>",
@@ -245,7 +278,14 @@ fn endpoints(out: &mut String, l: &Layout) -> std::fmt::Result {
         out,
         "<circle cx=\"{kx}\" cy=\"{y}\" r=\"{END_R}\" fill=\"#fff\" stroke=\"#222\" stroke-width=\"2\"/>"
     )?;
-    writeln!(out, "<circle class=\"end\" cx=\"{kx}\" cy=\"{y}\" r=\"{}\"/>", END_R - 6)?;
-    let _ = CHAR_W;
-    writeln!(out, "<text class=\"small\" x=\"{kx}\" y=\"{}\">end</text>", y + END_R + 15)
+    writeln!(
+        out,
+        "<circle class=\"end\" cx=\"{kx}\" cy=\"{y}\" r=\"{}\"/>",
+        END_R - 6
+    )?;
+    writeln!(
+        out,
+        "<text class=\"small\" x=\"{kx}\" y=\"{}\">end</text>",
+        y + END_R + 15
+    )
 }
