@@ -439,9 +439,13 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
 }
 
 /// How far below the row a return's curve reaches (its control points'
-/// depth; the curve itself reaches three quarters of it). Longer returns go
+/// depth; the curve itself reaches three quarters of it); a loop onto the
+/// same box is a small round loop. Longer returns go
 /// deeper, so returns that share an end do not draw over each other.
 pub fn return_depth(arrow: &Arrow) -> i32 {
+    if arrow.tail == arrow.head {
+        return 40;
+    }
     let span = (arrow.tail.mid() - arrow.head.mid()).abs();
     64 + (span / 6).min(96)
 }
@@ -493,7 +497,7 @@ fn pool_row(
         )
     };
     let mut pools = Vec::new();
-    let mut cursor = stations.first().map_or(0, |s| s.x);
+    let mut cursor = stations.first().map_or(20, |s| s.x);
     for &(mid, f) in &wanted {
         // Measure the family alone, then place it at its wanted centre.
         let mut probe = Vec::new();

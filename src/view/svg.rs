@@ -153,11 +153,17 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
                 format!("M{x0},{y0} C{x0},{c} {x1},{c} {x1},{y1}")
             }
             Shape::Return => {
-                let offset = if a.tail.first == a.head.first { 14 } else { 8 };
-                let (x0, y0) = (a.tail.mid() + offset, bottom(l, &a.tail));
-                let (x1, y1) = (a.head.mid() - offset, bottom(l, &a.head));
+                // Leave right of the tail's middle, enter left of the head's.
+                let (x0, y0) = (a.tail.mid() + 8, bottom(l, &a.tail));
+                let (x1, y1) = (a.head.mid() - 8, bottom(l, &a.head));
                 let c = y0.max(y1) + return_depth(a);
-                format!("M{x0},{y0} C{x0},{c} {x1},{c} {x1},{y1}")
+                // A loop onto the same box bulges sideways to look round.
+                let bulge = if a.tail == a.head { 24 } else { 0 };
+                format!(
+                    "M{x0},{y0} C{},{c} {},{c} {x1},{y1}",
+                    x0 + bulge,
+                    x1 - bulge
+                )
             }
         };
         writeln!(out, "<path class=\"path\" d=\"{d}\"/>")?;
