@@ -19,6 +19,7 @@ pub mod ir;
 pub mod link;
 pub mod report;
 pub mod syntax;
+pub mod view;
 
 pub use engine::RunError;
 pub use ir::Program;

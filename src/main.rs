@@ -95,6 +95,23 @@ enum Command {
         #[command(flatten)]
         sets: SetArgs,
     },
+    /// Draw the deployment: stations, pools and the session's path.
+    ///
+    /// One box per stage member, the pools above them with dashed links to
+    /// the runs held inside them, the path as arrows in program order, a
+    /// run over several stages as one bracketed job. Example:
+    ///
+    ///   serq draw examples/pd-disaggregation/pull_maxmin.sq -o pd.svg
+    Draw {
+        #[command(flatten)]
+        file: FileArg,
+        /// The drawing's format (only `svg` for now).
+        #[arg(long, value_name = "FORMAT", value_parser = ["svg"], default_value = "svg")]
+        format: String,
+        /// Write the drawing to OUT instead of standard output.
+        #[arg(short, long, value_name = "OUT")]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Args)]
@@ -176,6 +193,20 @@ fn execute(command: Command) -> Result<(), Failure> {
             })?;
             emit(&format!("{}\n", program.to_json()));
             Ok(())
+        }
+        Command::Draw { file, format, out } => {
+            let input = Input::read(&file.path)?;
+            let program = input.compile(&Overrides::default())?;
+            debug_assert_eq!(format, "svg", "clap admits only svg");
+            let svg = serq::view::svg(&program, &input.name);
+            match out {
+                Some(path) => std::fs::write(&path, svg)
+                    .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display()))),
+                None => {
+                    print!("{svg}");
+                    Ok(())
+                }
+            }
         }
         Command::Run {
             file,

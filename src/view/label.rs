@@ -1,0 +1,166 @@
+//! The text the drawing prints: stage kinds, arrivals and the expressions in
+//! them, written back in the language's surface syntax.
+//!
+//! Architecture invariant: reads only the IR; numbers print by `f64`'s
+//! `Display` (shortest round-trip, so the same program gives the same bytes).
+
+use crate::ir::{Arg, Arrival, BinOp, CRef, Ctx, Expr, Program, StageKind, UnOp};
+
+/// A stage's kind as the language writes it: `delay`, `fifo(c)` or `ps(φ)`.
+pub fn kind(program: &Program, kind: &StageKind) -> String {
+    match kind {
+        StageKind::Delay => "delay".to_string(),
+        StageKind::Fifo(c) => format!("fifo({c})"),
+        StageKind::Ps(phi) => format!("ps({})", expr(program, phi)),
+    }
+}
+
+/// How sessions arrive, as the workload writes it: `poisson(0.8)`, `batch(2)`.
+pub fn arrival(program: &Program) -> String {
+    match &program.arrival {
+        Arrival::Poisson(rate) => format!("poisson({})", number(*rate)),
+        Arrival::Renewal(gap) => format!("renewal({})", expr(program, gap)),
+        Arrival::Closed(n) => format!("closed({n})"),
+        Arrival::Batch(n) => format!("batch({n})"),
+        Arrival::None => "none".to_string(),
+    }
+}
+
+/// A number: `inf`, `-inf`, `NaN`, or `f64`'s shortest round-trip form.
+pub fn number(x: f64) -> String {
+    if x == f64::INFINITY {
+        "inf".to_string()
+    } else if x == f64::NEG_INFINITY {
+        "-inf".to_string()
+    } else {
+        x.to_string()
+    }
+}
+
+/// An expression in surface syntax, with the parentheses precedence needs.
+pub fn expr(program: &Program, e: &Expr) -> String {
+    let mut out = String::new();
+    write_expr(program, e, 0, &mut out);
+    out
+}
+
+/// Binding strength of a binary operator (higher binds tighter).
+fn precedence(op: BinOp) -> u8 {
+    match op {
+        BinOp::Or => 1,
+        BinOp::And => 2,
+        BinOp::Eq | BinOp::Ne => 3,
+        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 4,
+        BinOp::Add | BinOp::Sub => 5,
+        BinOp::Mul | BinOp::Div => 6,
+        BinOp::Pow => 7,
+    }
+}
+
+fn symbol(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::Pow => "^",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+        BinOp::Eq => "==",
+        BinOp::Ne => "!=",
+        BinOp::And => "&&",
+        BinOp::Or => "||",
+    }
+}
+
+/// Writes `e`, parenthesised when it binds looser than `outer` requires.
+fn write_expr(program: &Program, e: &Expr, outer: u8, out: &mut String) {
+    match e {
+        Expr::Num(x) => out.push_str(&number(*x)),
+        Expr::Attr(slot) => out.push_str(program.attrs.get(*slot).map_or("?", String::as_str)),
+        Expr::Ctx(Ctx::Now) => out.push_str("now"),
+        Expr::Ctx(Ctx::N) => out.push_str("present"),
+        Expr::Sample(dist, args) => {
+            out.push('~');
+            out.push_str(dist.name());
+            out.push('(');
+            for (i, a) in args.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_expr(program, a, 0, out);
+            }
+            out.push(')');
+        }
+        Expr::Call(fun, args) => {
+            out.push_str(fun.name());
+            write_args(program, args, out);
+        }
+        Expr::Unary(op, a) => {
+            out.push(if *op == UnOp::Neg { '-' } else { '!' });
+            write_expr(program, a, 8, out);
+        }
+        Expr::Binary(op, a, b) => {
+            let p = precedence(*op);
+            let open = p < outer;
+            if open {
+                out.push('(');
+            }
+            // `^` groups to the right, every other operator to the left.
+            let (left, right) = if *op == BinOp::Pow {
+                (p + 1, p)
+            } else {
+                (p, p + 1)
+            };
+            write_expr(program, a, left, out);
+            out.push(' ');
+            out.push_str(symbol(*op));
+            out.push(' ');
+            write_expr(program, b, right, out);
+            if open {
+                out.push(')');
+            }
+        }
+        Expr::Cond(c, a, b) => {
+            if outer > 0 {
+                out.push('(');
+            }
+            write_expr(program, c, 1, out);
+            out.push_str(" ? ");
+            write_expr(program, a, 1, out);
+            out.push_str(" : ");
+            write_expr(program, b, 0, out);
+            if outer > 0 {
+                out.push(')');
+            }
+        }
+    }
+}
+
+/// `(a, b, …)` for a call's arguments.
+fn write_args(program: &Program, args: &[Arg], out: &mut String) {
+    out.push('(');
+    for (i, arg) in args.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        match arg {
+            Arg::Expr(e) => write_expr(program, e, 0, out),
+            Arg::Pool(r) => reference(program, program.pool_name(r.base), r, out),
+            Arg::Stage(r) => reference(program, program.stage_name(r.base), r, out),
+        }
+    }
+    out.push(')');
+}
+
+/// `name` or `name[index]` for a pool or stage reference.
+fn reference(program: &Program, name: &str, r: &CRef, out: &mut String) {
+    out.push_str(name);
+    if let Some(index) = &r.index {
+        out.push('[');
+        write_expr(program, index, 0, out);
+        out.push(']');
+    }
+}

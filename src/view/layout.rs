@@ -1,0 +1,523 @@
+//! Where everything stands: the station row, the pool row above it, and the
+//! shape of every arrow, in whole pixels.
+//!
+//! Architecture invariant: reads only the IR (through [`super::path`]); no
+//! map whose order could reach the output, so one program always lays out
+//! the same way.
+
+use super::label;
+use super::path::{Point, Target, Visit, Walk};
+use crate::ir::Program;
+
+/// Families larger than this are drawn as one station `name[0..N]`.
+pub const COLLAPSE_ABOVE: usize = 8;
+/// Width of a character of the labels' monospace font, in pixels.
+pub const CHAR_W: i32 = 8;
+/// Height of a station box.
+pub const STATION_H: i32 = 46;
+/// Height of a pool box.
+pub const POOL_H: i32 = 38;
+/// Padding of a family's frame around its members.
+pub const FRAME_PAD: i32 = 7;
+/// Radius of the source and sink circles.
+pub const END_R: i32 = 14;
+
+const MEMBER_GAP: i32 = 10;
+const FLOW_GAP: i32 = 18;
+const FAMILY_GAP: i32 = 56;
+const POOL_GAP: i32 = 24;
+
+/// A box in a row: a stage (or pool) member, or a collapsed family.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Station {
+    /// `name`, `name[i]`, or `name[0..N]` for a collapsed family.
+    pub label: String,
+    /// The second line: the stage's kind, or the pool's capacity.
+    pub detail: String,
+    /// The family's index in [`Layout::families`] (or [`Layout::pool_families`]).
+    pub family: usize,
+    /// Left edge.
+    pub x: i32,
+    /// Width.
+    pub w: i32,
+}
+
+/// A declared family of stages or pools and the stations drawing it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Family {
+    /// Index of the first member in `Program::stages` (or `pools`).
+    pub base: usize,
+    /// Members.
+    pub count: usize,
+    /// First and last station (inclusive) in the row.
+    pub stations: (usize, usize),
+}
+
+impl Family {
+    /// Whether the family is drawn in a frame (several member boxes).
+    pub fn is_framed(&self) -> bool {
+        self.stations.1 > self.stations.0
+    }
+}
+
+/// Where an arrow ends: a range of stations (inclusive) and its extent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Spot {
+    /// First station; -1 for the source.
+    pub first: i64,
+    /// Last station; the station count for the sink.
+    pub last: i64,
+    /// Left edge.
+    pub x0: i32,
+    /// Right edge.
+    pub x1: i32,
+}
+
+impl Spot {
+    /// The horizontal middle.
+    pub fn mid(&self) -> i32 {
+        (self.x0 + self.x1) / 2
+    }
+}
+
+/// How an arrow is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// To the next box on the right: a straight line through the row.
+    Straight,
+    /// Rightwards past other boxes: an arc over the row.
+    Over,
+    /// Leftwards (or onto itself): a return, curved below the row.
+    Return,
+}
+
+/// One arrow of the session's path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Arrow {
+    /// What it leaves.
+    pub from: Point,
+    /// What it enters.
+    pub to: Point,
+    /// Where it leaves.
+    pub tail: Spot,
+    /// Where it enters.
+    pub head: Spot,
+    /// How it is drawn.
+    pub shape: Shape,
+}
+
+/// The rail under the stations of one flow (a run over several stages).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rail {
+    /// The flow's stations, in the run's order.
+    pub stations: Vec<usize>,
+    /// Left end.
+    pub x0: i32,
+    /// Right end.
+    pub x1: i32,
+}
+
+/// A dashed link from a pool to the stations of a run inside a hold on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// The pool end (pool stations).
+    pub pool: Spot,
+    /// The run's stations.
+    pub run: Spot,
+}
+
+/// The whole drawing, ready to be written out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// The arrival process, written under the source.
+    pub arrival: String,
+    /// The share policy (`maxmin`, `bottleneck`), if the program has flows.
+    pub share: Option<&'static str>,
+    /// The stage families, in declaration order.
+    pub families: Vec<Family>,
+    /// The station row, left to right.
+    pub stations: Vec<Station>,
+    /// The pool families, in declaration order.
+    pub pool_families: Vec<Family>,
+    /// The pool row, left to right.
+    pub pools: Vec<Station>,
+    /// The session's path.
+    pub arrows: Vec<Arrow>,
+    /// One per flow.
+    pub rails: Vec<Rail>,
+    /// Pools to the runs they are held around.
+    pub links: Vec<Link>,
+    /// Centre of the source circle.
+    pub source_x: i32,
+    /// Centre of the sink circle.
+    pub sink_x: i32,
+    /// Top of the pool row.
+    pub pool_top: i32,
+    /// Top of the station row.
+    pub row_top: i32,
+    /// Total width.
+    pub width: i32,
+    /// Total height.
+    pub height: i32,
+}
+
+/// The families of a flattened list of names: runs of equal names.
+fn families_of<'a>(names: impl Iterator<Item = &'a str>) -> Vec<Family> {
+    let mut families: Vec<Family> = Vec::new();
+    let mut last: Option<&str> = None;
+    for (i, name) in names.enumerate() {
+        match families.last_mut() {
+            Some(f) if last == Some(name) => f.count += 1,
+            _ => families.push(Family {
+                base: i,
+                count: 1,
+                stations: (0, 0),
+            }),
+        }
+        last = Some(name);
+    }
+    families
+}
+
+/// For each member, the index of its family.
+fn member_family(families: &[Family]) -> Vec<usize> {
+    let mut of = Vec::new();
+    for (i, f) in families.iter().enumerate() {
+        of.extend(std::iter::repeat_n(i, f.count));
+    }
+    of
+}
+
+/// The station row's order of families: declaration order, except that the
+/// stations of a flow are moved next to its first stage, in the run's order.
+/// A family already moved into another flow's block stays where it is.
+pub fn row_order(family_of: &[usize], count: usize, flows: &[Visit]) -> Vec<usize> {
+    let mut blocks: Vec<Vec<usize>> = (0..count).map(|f| vec![f]).collect();
+    let block_of = |blocks: &[Vec<usize>], f: usize| blocks.iter().position(|b| b.contains(&f));
+    for flow in flows {
+        let mut fams: Vec<usize> = Vec::new();
+        for t in &flow.0 {
+            let (Target::Member(m) | Target::Family(m)) = *t;
+            let f = family_of[m];
+            if !fams.contains(&f) {
+                fams.push(f);
+            }
+        }
+        for &f in &fams[1..] {
+            let (Some(anchor), Some(at)) = (block_of(&blocks, fams[0]), block_of(&blocks, f))
+            else {
+                continue;
+            };
+            if at != anchor && blocks[at].len() == 1 {
+                blocks.remove(at);
+                let anchor = if at < anchor { anchor - 1 } else { anchor };
+                blocks[anchor].push(f);
+            }
+        }
+    }
+    blocks.concat()
+}
+
+/// Lays out a row of families in `order`: their stations left to right from
+/// `x`, with `gap(previous, next)` between families. Returns the right edge.
+fn place_row(
+    families: &mut [Family],
+    order: &[usize],
+    mut x: i32,
+    boxes: &mut Vec<Station>,
+    text: impl Fn(usize, usize) -> (String, String),
+    gap: impl Fn(usize, usize) -> i32,
+) -> i32 {
+    for (k, &fi) in order.iter().enumerate() {
+        if k > 0 {
+            x += gap(order[k - 1], fi);
+        }
+        let family = &mut families[fi];
+        let first = boxes.len();
+        let members: Vec<usize> = if family.count > COLLAPSE_ABOVE {
+            vec![usize::MAX]
+        } else {
+            (0..family.count).collect()
+        };
+        if family.count > 1 && family.count <= COLLAPSE_ABOVE {
+            x += FRAME_PAD;
+        }
+        for (n, &m) in members.iter().enumerate() {
+            if n > 0 {
+                x += MEMBER_GAP;
+            }
+            let (label, detail) = text(fi, m);
+            let chars = label.chars().count().max(detail.chars().count()) as i32;
+            let w = (chars * CHAR_W + 18).max(64);
+            boxes.push(Station {
+                label,
+                detail,
+                family: fi,
+                x,
+                w,
+            });
+            x += w;
+        }
+        if family.count > 1 && family.count <= COLLAPSE_ABOVE {
+            x += FRAME_PAD;
+        }
+        family.stations = (first, boxes.len() - 1);
+    }
+    x
+}
+
+/// The label of member `m` of a family named `name` of `count` members
+/// (`usize::MAX` for the collapsed family).
+fn member_label(name: &str, count: usize, m: usize) -> String {
+    if m == usize::MAX {
+        format!("{name}[0..{count}]")
+    } else if count > 1 {
+        format!("{name}[{m}]")
+    } else {
+        name.to_string()
+    }
+}
+
+/// The spot of a target in a row.
+fn spot(families: &[Family], family_of: &[usize], boxes: &[Station], t: Target) -> Spot {
+    let (Target::Member(m) | Target::Family(m)) = t;
+    let family = &families[family_of[m]];
+    let (first, last) = match t {
+        Target::Member(m) if family.is_framed() => {
+            let s = family.stations.0 + (m - family.base);
+            (s, s)
+        }
+        _ => family.stations,
+    };
+    let pad = if first != last { FRAME_PAD } else { 0 };
+    Spot {
+        first: first as i64,
+        last: last as i64,
+        x0: boxes[first].x - pad,
+        x1: boxes[last].x + boxes[last].w + pad,
+    }
+}
+
+/// The spot of a run: from its first station's left edge to its last's right.
+fn run_spot(families: &[Family], family_of: &[usize], boxes: &[Station], v: &Visit) -> Spot {
+    let a = spot(families, family_of, boxes, v.first());
+    let b = spot(families, family_of, boxes, v.last());
+    Spot {
+        first: a.first.min(b.first),
+        last: a.last.max(b.last),
+        x0: a.x0.min(b.x0),
+        x1: a.x1.max(b.x1),
+    }
+}
+
+/// Lays out a program's deployment view from its IR.
+pub fn layout(program: &Program, walk: &Walk) -> Layout {
+    let mut families = families_of(program.stages.iter().map(|s| s.name.as_str()));
+    let family_of = member_family(&families);
+    let order = row_order(&family_of, families.len(), &walk.flows);
+    // Families that stand in one flow's block sit closer: no arrow between them.
+    let mut same_block = vec![None; families.len()];
+    for (i, flow) in walk.flows.iter().enumerate() {
+        for t in &flow.0 {
+            let (Target::Member(m) | Target::Family(m)) = *t;
+            same_block[family_of[m]].get_or_insert(i);
+        }
+    }
+    let arrival = label::arrival(program);
+    let source_x = 20 + END_R.max(arrival.chars().count() as i32 * 7 / 2);
+    let spans: Vec<(usize, usize)> = families.iter().map(|f| (f.base, f.count)).collect();
+    let mut stations = Vec::new();
+    let right = place_row(
+        &mut families,
+        &order,
+        source_x + END_R + FAMILY_GAP,
+        &mut stations,
+        |fi, m| {
+            let (base, count) = spans[fi];
+            (
+                member_label(&program.stages[base].name, count, m),
+                label::kind(program, &program.stages[base + m.min(count - 1)].kind),
+            )
+        },
+        |a, b| match (same_block[a], same_block[b]) {
+            (Some(x), Some(y)) if x == y => FLOW_GAP,
+            _ => FAMILY_GAP,
+        },
+    );
+    let sink_x = right + FAMILY_GAP + END_R;
+    let n = stations.len() as i64;
+    let end_spot = |p: Point| match p {
+        Point::Source => Spot {
+            first: -1,
+            last: -1,
+            x0: source_x - END_R,
+            x1: source_x + END_R,
+        },
+        Point::Sink => Spot {
+            first: n,
+            last: n,
+            x0: sink_x - END_R,
+            x1: sink_x + END_R,
+        },
+        Point::At(t) => spot(&families, &family_of, &stations, t),
+    };
+    let arrows: Vec<Arrow> = walk
+        .edges
+        .iter()
+        .map(|&(from, to)| {
+            let (tail, head) = (end_spot(from), end_spot(to));
+            let shape = if tail.last < head.first && tail.x1 <= head.x0 {
+                if head.first == tail.last + 1 {
+                    Shape::Straight
+                } else {
+                    Shape::Over
+                }
+            } else {
+                Shape::Return
+            };
+            Arrow {
+                from,
+                to,
+                tail,
+                head,
+                shape,
+            }
+        })
+        .collect();
+    let rails = walk
+        .flows
+        .iter()
+        .map(|v| {
+            let mut members = Vec::new();
+            for &t in &v.0 {
+                let s = spot(&families, &family_of, &stations, t);
+                members.extend(s.first as usize..=s.last as usize);
+            }
+            let s = run_spot(&families, &family_of, &stations, v);
+            Rail {
+                stations: members,
+                x0: s.x0,
+                x1: s.x1,
+            }
+        })
+        .collect();
+    let (pool_families, pools, links) = pool_row(program, walk, &families, &family_of, &stations);
+    let pool_top = 64;
+    let row_top = if pools.is_empty() {
+        96
+    } else {
+        pool_top + POOL_H + 70
+    };
+    let below = arrows
+        .iter()
+        .filter(|a| a.shape == Shape::Return)
+        .map(|a| return_depth(a) * 3 / 4 + 16)
+        .fold(if walk.flows.is_empty() { 16 } else { 44 }, i32::max);
+    let width = sink_x + END_R + 24;
+    let width = pools.iter().map(|p| p.x + p.w + 24).fold(width, i32::max);
+    let height = row_top + STATION_H + FRAME_PAD + below + 16;
+    Layout {
+        arrival,
+        share: program.share.map(|s| match s {
+            crate::ir::Share::MaxMin => "maxmin",
+            crate::ir::Share::Bottleneck => "bottleneck",
+        }),
+        families,
+        stations,
+        pool_families,
+        pools,
+        arrows,
+        rails,
+        links,
+        source_x,
+        sink_x,
+        pool_top,
+        row_top,
+        width,
+        height,
+    }
+}
+
+/// How far below the row a return's curve reaches (its control points'
+/// depth; the curve itself reaches three quarters of it); a loop onto the
+/// same box is a small round loop. Longer returns go
+/// deeper, so returns that share an end do not draw over each other.
+pub fn return_depth(arrow: &Arrow) -> i32 {
+    if arrow.tail == arrow.head {
+        return 40;
+    }
+    let span = (arrow.tail.mid() - arrow.head.mid()).abs();
+    64 + (span / 6).min(96)
+}
+
+/// The pool row: each pool family centred, as far as its neighbours allow,
+/// over the runs it is held around; pools held around no run at the end.
+fn pool_row(
+    program: &Program,
+    walk: &Walk,
+    stage_families: &[Family],
+    stage_family_of: &[usize],
+    stations: &[Station],
+) -> (Vec<Family>, Vec<Station>, Vec<Link>) {
+    let mut families = families_of(program.pools.iter().map(|p| p.name.as_str()));
+    let family_of = member_family(&families);
+    let runs: Vec<(Target, Spot)> = walk
+        .holds
+        .iter()
+        .map(|(pool, v)| {
+            (
+                *pool,
+                run_spot(stage_families, stage_family_of, stations, v),
+            )
+        })
+        .collect();
+    // Wanted centre of each family: the mean centre of the runs it is held around.
+    let mut wanted: Vec<(i64, usize)> = (0..families.len()).map(|f| (i64::MAX, f)).collect();
+    for (f, w) in wanted.iter_mut().enumerate() {
+        let mids: Vec<i64> = runs
+            .iter()
+            .filter(|(t, _)| {
+                let (Target::Member(m) | Target::Family(m)) = *t;
+                family_of[m] == f
+            })
+            .map(|(_, s)| s.mid() as i64)
+            .collect();
+        if !mids.is_empty() {
+            w.0 = mids.iter().sum::<i64>() / mids.len() as i64;
+        }
+    }
+    wanted.sort();
+    let spans: Vec<(usize, usize)> = families.iter().map(|f| (f.base, f.count)).collect();
+    let text = |fi: usize, m: usize| {
+        let (base, count) = spans[fi];
+        let cap = program.pools[base + m.min(count - 1)].cap;
+        (
+            member_label(&program.pools[base].name, count, m),
+            format!("cap {}", label::number(cap)),
+        )
+    };
+    let mut pools = Vec::new();
+    let mut cursor = stations.first().map_or(20, |s| s.x);
+    for &(mid, f) in &wanted {
+        // Measure the family alone, then place it at its wanted centre.
+        let mut probe = Vec::new();
+        let width = place_row(&mut families, &[f], 0, &mut probe, text, |_, _| 0);
+        let x = if mid == i64::MAX {
+            cursor
+        } else {
+            cursor.max(mid as i32 - width / 2)
+        };
+        cursor = place_row(&mut families, &[f], x, &mut pools, text, |_, _| 0) + POOL_GAP;
+    }
+    let mut links: Vec<Link> = Vec::new();
+    for (t, run) in runs {
+        let link = Link {
+            pool: spot(&families, &family_of, &pools, t),
+            run,
+        };
+        if !links.contains(&link) {
+            links.push(link);
+        }
+    }
+    (families, pools, links)
+}

@@ -1,0 +1,62 @@
+//! The deployment view: `serq draw` draws a program's stations, pools and
+//! the path every session runs, as a standalone SVG.
+//!
+//! Architecture invariant: the view reads only the IR ([`crate::ir::Program`]),
+//! never the AST, and knows nothing of the engine; a program that arrives as
+//! IR JSON draws exactly as the one linked from source. The output is
+//! deterministic: no map whose order can reach it, whole-pixel coordinates,
+//! numbers printed by `f64`'s shortest round-trip `Display`.
+//!
+//! # What is drawn
+//!
+//! - **The station row.** One box per stage member, in declaration order,
+//!   labelled `name` or `name[i]` and its kind (`delay`, `fifo(c)`,
+//!   `ps(φ)`; the fill colour says the kind too). The members of a family of
+//!   2 to [`COLLAPSE_ABOVE`] stand side by side in a grey frame; a larger
+//!   family is one box `name[0..N]` with two shadows behind it, so a
+//!   500-member array costs one box.
+//! - **The path.** The session block is walked in program order: each run
+//!   is an arrow from the previous run's last station to its first. A
+//!   reference with a constant index (or a family of one) points at the
+//!   member; one with a computed index (`P[i]`) at the family's frame. Both
+//!   arms of a branch are drawn and join afterwards; a loop's body is walked
+//!   once and an arrow goes back from its end to its start; `end;` and the
+//!   end of the session block lead to the sink (a ringed dot), and the source
+//!   (a dot, the arrival process under it) leads to the first run. An arrow
+//!   to the next box on the right is straight, one that passes other boxes
+//!   arcs over the row, and one that goes leftwards (or onto itself) is a
+//!   *return*, curved below the row.
+//! - **Flows.** A run over several stages is one job: its families stand
+//!   side by side in the run's order where its first stage would stand
+//!   ([`row_order`]), closer together than other families, with a rail (a
+//!   bracket under them, labelled with the share policy) and no arrow
+//!   between them: the session enters at the first and leaves from the last.
+//!   A family moved into one flow's block is not moved again; a later flow
+//!   that cannot then be made adjacent gets a rail over the stations between.
+//! - **Pools.** A pool row above the stations (`name[i]`, `cap c`), each
+//!   family centred over the runs that happen inside a hold on it, and a
+//!   dashed link from the pool to each such run (to the whole span of a
+//!   flow). Pools held around no run stand at the end of the row.
+
+mod label;
+mod layout;
+mod path;
+mod svg;
+
+pub use layout::{
+    Arrow, COLLAPSE_ABOVE, Family, Layout, Link, Rail, Shape, Spot, Station, row_order,
+};
+pub use path::{Point, Target, Visit, Walk, walk};
+
+use crate::ir::Program;
+
+/// Lays out a program's deployment view (the data the SVG is drawn from).
+pub fn layout(program: &Program) -> Layout {
+    layout::layout(program, &path::walk(program))
+}
+
+/// The deployment view of a program as a standalone SVG document, with
+/// `title` (usually the file's name) as its title and heading.
+pub fn svg(program: &Program, title: &str) -> String {
+    svg::write(program, &layout(program), title)
+}
