@@ -1,7 +1,19 @@
 //! `Program::validate`: every rule a linked program obeys, checked on IR
 //! however it was made (by the linker or read from JSON).
+//!
+//! Architecture invariant: the validator reads only the IR (no source text,
+//! no spans); its messages name constructs by the IR's own tables, so a
+//! fault reads the same whether the IR came from source or from JSON. The
+//! linker maps `IrError::at` back to a source span.
 
-use super::Program;
+mod exprs;
+
+use exprs::{num, ref_text};
+
+use super::{
+    Arg, Arrival, BUILTIN_ATTRS, CRef, Ctx, Dist, Expr, Fun, FunKind, HoldPool, IR_VERSION,
+    Program, RunMode, StageKind, Stmt,
+};
 
 /// A rule the IR breaks.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,9 +33,729 @@ impl std::fmt::Display for IrError {
     }
 }
 
+/// Where an expression is evaluated, which decides what it may read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Moment {
+    /// A session statement: attributes and `now`.
+    Session,
+    /// A ps capacity: `present`, `now`, observables, draws; no attributes.
+    PsCapacity,
+    /// A renewal gap: constants and draws only.
+    Renewal,
+}
+
+/// Whether `x` is a whole number ≥ `min`.
+fn is_whole_at_least(x: f64, min: f64) -> bool {
+    x.is_finite() && x.fract() == 0.0 && x >= min
+}
+
+/// How deep blocks may nest (IR from JSON could otherwise exhaust the stack).
+const MAX_DEPTH: usize = 200;
+
+struct Validator<'a> {
+    p: &'a Program,
+    errors: Vec<IrError>,
+    /// The block and statement being checked.
+    at: Option<(usize, usize)>,
+    /// Pool families (bases) some hold leases.
+    leased: Vec<usize>,
+    /// Stage members that are shared.
+    shared: Vec<bool>,
+    /// How deep the block being checked is nested.
+    depth: usize,
+}
+
 impl Program {
     /// Checks every rule of a linked program; returns every fault found.
     pub fn validate(&self) -> Result<(), Vec<IrError>> {
-        Ok(())
+        let mut v = Validator {
+            p: self,
+            errors: Vec::new(),
+            at: None,
+            leased: Vec::new(),
+            shared: self.shared_stages(),
+            depth: 0,
+        };
+        v.program();
+        if v.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(v.errors)
+        }
+    }
+}
+
+impl Validator<'_> {
+    fn err(&mut self, message: impl Into<String>) {
+        self.errors.push(IrError {
+            at: self.at,
+            message: message.into(),
+        });
+    }
+
+    fn program(&mut self) {
+        let p = self.p;
+        if p.version != IR_VERSION {
+            self.err(format!(
+                "IR version {} (serq reads {IR_VERSION})",
+                p.version
+            ));
+            return;
+        }
+        if p.attrs.len() < BUILTIN_ATTRS.len()
+            || p.attrs.iter().zip(BUILTIN_ATTRS).any(|(a, b)| a != b)
+        {
+            self.err(format!(
+                "the attribute table must start with the built-ins {}",
+                BUILTIN_ATTRS.join(", ")
+            ));
+        }
+        for pool in &p.pools {
+            if pool.cap.is_nan() {
+                self.err(format!("pool `{}`: cap is NaN", pool.name));
+            } else if pool.cap < 0.0 {
+                self.err(format!(
+                    "pool `{}`: cap {} is negative; a capacity is 0 or more",
+                    pool.name,
+                    num(pool.cap)
+                ));
+            }
+        }
+        self.stages();
+        self.arrival();
+        self.run_options();
+        if !self.blocks() {
+            return;
+        }
+        for stmt in p.blocks.iter().flatten() {
+            if let Stmt::Hold {
+                lease: Some((r, _)),
+                ..
+            } = stmt
+            {
+                self.leased.push(r.base);
+            }
+        }
+        for root in [p.init, p.turn, p.session] {
+            self.block(root, &[]);
+        }
+        self.at = None;
+        if p.share.is_some() && !p.has_flows() {
+            self.err("`share` is declared without a run over several stages (`share` applies only to flows); remove it");
+        }
+    }
+
+    fn stages(&mut self) {
+        let p = self.p;
+        for (i, stage) in p.stages.iter().enumerate() {
+            match &stage.kind {
+                StageKind::Delay => {}
+                StageKind::Fifo(c) => {
+                    if *c == 0 {
+                        self.err(format!(
+                            "stage `{}`: fifo servers must be a positive integer, found 0",
+                            stage.name
+                        ));
+                    }
+                }
+                StageKind::Ps(phi) => {
+                    self.expr(phi, Moment::PsCapacity);
+                    if let Some(x) = phi.constant_value() {
+                        if !matches!(phi, Expr::Num(_)) {
+                            self.err(format!(
+                                "stage `{}`: the ps capacity is a constant expression that is not folded to a number",
+                                stage.name
+                            ));
+                        } else if self.shared.get(i).copied().unwrap_or(false) {
+                            // The shared-stage rule speaks for this stage.
+                        } else if x.is_nan() {
+                            self.err(format!("stage `{}`: ps capacity is NaN", stage.name));
+                        } else if x <= 0.0 {
+                            self.err(format!(
+                                "stage `{}`: ps capacity {} must be above 0 (jobs would never finish)",
+                                stage.name,
+                                num(x)
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn arrival(&mut self) {
+        match &self.p.arrival {
+            Arrival::Poisson(rate) => {
+                if !(rate.is_finite() && *rate >= 0.0) {
+                    self.err(format!(
+                        "poisson rate {} must be a finite number ≥ 0 (a negative, infinite or NaN rate never advances)",
+                        num(*rate)
+                    ));
+                }
+            }
+            Arrival::Renewal(gap) => {
+                let mut bad = false;
+                gap.visit(&mut |e| {
+                    bad |= matches!(e, Expr::Attr(_) | Expr::Ctx(_))
+                        || matches!(e, Expr::Call(f, _) if !matches!(f.signature(), FunKind::Pure(_)))
+                });
+                if bad {
+                    self.err("renewal arrival may use only constants and sampled distributions (no attribute, `now` or observable)");
+                } else {
+                    self.expr(gap, Moment::Renewal);
+                    if let Some(g) = gap.constant_value()
+                        && !(g.is_finite() && g > 0.0)
+                    {
+                        self.err(format!(
+                            "renewal gap {} must be positive and finite",
+                            num(g)
+                        ));
+                    }
+                }
+            }
+            Arrival::Batch(0) => self.err("batch(n) needs a whole n ≥ 1, found 0"),
+            Arrival::Batch(_) | Arrival::Closed(_) | Arrival::None => {}
+        }
+    }
+
+    fn run_options(&mut self) {
+        let p = self.p;
+        let (h, w) = (p.horizon, p.warmup);
+        if h.is_nan() || h.is_infinite() {
+            self.err(format!("horizon {}: the horizon must be finite", num(h)));
+        } else if h <= 0.0 {
+            self.err(format!("horizon {}: the horizon must be above 0", num(h)));
+        } else if w.is_nan() || w < 0.0 {
+            self.err(format!(
+                "run: need 0 <= warmup < horizon, but warmup is {}",
+                num(w)
+            ));
+        } else if w >= h {
+            self.err(format!(
+                "warmup {} must be below the horizon {}",
+                num(w),
+                num(h)
+            ));
+        }
+        if let Some(n) = p.arrivals {
+            if !matches!(p.arrival, Arrival::Poisson(_) | Arrival::Renewal(_)) {
+                self.err("run: arrivals applies only to poisson or renewal workloads");
+            } else if n == 0 {
+                self.err("run: arrivals must be at least 1");
+            }
+        }
+    }
+
+    /// Checks the block arena's shape; false when the statements cannot be
+    /// walked safely.
+    fn blocks(&mut self) -> bool {
+        let p = self.p;
+        let n = p.blocks.len();
+        if p.init != 0 || p.turn != 1 || p.session != 2 || n < 3 {
+            self.err("blocks: init, turn and session must be blocks 0, 1 and 2");
+            return false;
+        }
+        if let Some(pos) = &p.positions
+            && (pos.len() != n || pos.iter().zip(&p.blocks).any(|(a, b)| a.len() != b.len()))
+        {
+            self.err("positions: the table must have one position per statement of every block");
+        }
+        let mut refs = vec![0usize; n];
+        let mut ok = true;
+        for (b, stmts) in p.blocks.iter().enumerate() {
+            for (i, s) in stmts.iter().enumerate() {
+                for child in children(s) {
+                    if child >= n {
+                        self.at = Some((b, i));
+                        self.err(format!("block {child} is out of range ({n} blocks)"));
+                        ok = false;
+                    } else {
+                        refs[child] += 1;
+                    }
+                }
+            }
+        }
+        self.at = None;
+        for (b, r) in refs.iter().enumerate() {
+            let want = usize::from(b >= 3);
+            if *r != want {
+                self.err(format!(
+                    "block {b} is referenced {r} times; every block but init, turn and session is referenced exactly once"
+                ));
+                ok = false;
+            }
+        }
+        if !ok {
+            return false;
+        }
+        let mut seen = vec![false; n];
+        let mut stack = vec![0, 1, 2];
+        while let Some(b) = stack.pop() {
+            if std::mem::replace(&mut seen[b], true) {
+                continue;
+            }
+            stack.extend(p.blocks[b].iter().flat_map(children));
+        }
+        if let Some(b) = seen.iter().position(|s| !s) {
+            self.err(format!("block {b} is part of a cycle of blocks"));
+            return false;
+        }
+        true
+    }
+
+    fn block(&mut self, b: usize, holds: &[CRef]) {
+        if holds.len() > MAX_DEPTH || self.depth > MAX_DEPTH {
+            self.err(format!("blocks are nested more than {MAX_DEPTH} deep"));
+            return;
+        }
+        self.depth += 1;
+        let at = self.at;
+        for (i, stmt) in self.p.blocks[b].iter().enumerate() {
+            self.at = Some((b, i));
+            self.stmt(stmt, holds);
+        }
+        self.at = at;
+        self.depth -= 1;
+    }
+
+    fn stmt(&mut self, stmt: &Stmt, holds: &[CRef]) {
+        let p = self.p;
+        match stmt {
+            Stmt::Set(slot, e) => {
+                if *slot >= p.attrs.len() {
+                    self.err(format!("`set`: attribute slot {slot} out of range"));
+                }
+                self.expr(e, Moment::Session);
+            }
+            Stmt::Observe(i, e) => {
+                if *i >= p.observes.len() {
+                    self.err(format!("`observe`: observation {i} out of range"));
+                }
+                self.expr(e, Moment::Session);
+            }
+            Stmt::Turn | Stmt::End => {}
+            Stmt::Hold { pools, body, lease } => self.hold(pools, *body, lease.as_ref(), holds),
+            Stmt::Grow(r, e) | Stmt::Load(r, e) => {
+                let word = if matches!(stmt, Stmt::Grow(..)) {
+                    "grow"
+                } else {
+                    "load"
+                };
+                if self.cref(r, false, Moment::Session) {
+                    if !holds.contains(r) {
+                        let text = ref_text(self.p, r, false);
+                        self.err(format!(
+                            "`{word} {text}` outside a hold of `{text}` (write the pool as the hold does, index included)"
+                        ));
+                    }
+                    self.amount(e, &format!("`{word}` amount"));
+                }
+            }
+            Stmt::Release(r) => {
+                if self.cref(r, false, Moment::Session)
+                    && !holds.contains(r)
+                    && !self.leased.contains(&r.base)
+                {
+                    let text = ref_text(self.p, r, false);
+                    self.err(format!(
+                        "`release {text}` outside a hold of `{text}`, and no hold leases it (write the pool as the hold does, index included)"
+                    ));
+                }
+            }
+            Stmt::Run {
+                stage,
+                mode,
+                work,
+                growing,
+                also,
+            } => self.run(stage, *mode, work, growing.as_ref(), also),
+            Stmt::Branch(g, then, otherwise) => {
+                self.expr(g, Moment::Session);
+                if let Some(x) = g.constant_value()
+                    && x != 0.0
+                    && x != 1.0
+                {
+                    self.err(format!(
+                        "`branch ({})` is not a test: a guard is 0 or 1; write `branch with ({})` to take the branch with a probability",
+                        num(x),
+                        num(x)
+                    ));
+                }
+                self.block(*then, holds);
+                self.block(*otherwise, holds);
+            }
+            Stmt::Loop(body) => {
+                if !self.lets_time_pass(*body) {
+                    self.err("a `loop` whose body has no `run`, `hold`, `transfer` or `end` never lets time pass (a livelock); leave it with `end`");
+                }
+                self.block(*body, holds);
+            }
+            Stmt::Choose { var, count, key } => {
+                if *var >= p.attrs.len() {
+                    self.err(format!("`choose`: attribute slot {var} out of range"));
+                }
+                if key.is_empty() {
+                    self.err("`choose` needs at least one key");
+                }
+                self.expr(count, Moment::Session);
+                if let Some(n) = count.constant_value()
+                    && !is_whole_at_least(n, 1.0)
+                {
+                    self.err(format!(
+                        "`choose` count {} must be a whole number ≥ 1",
+                        num(n)
+                    ));
+                }
+                key.iter().for_each(|k| self.expr(k, Moment::Session));
+            }
+        }
+    }
+
+    fn hold(
+        &mut self,
+        pools: &[HoldPool],
+        body: usize,
+        lease: Option<&(CRef, Expr)>,
+        holds: &[CRef],
+    ) {
+        if pools.is_empty() {
+            self.err("`hold` takes at least one pool");
+        }
+        for (k, HoldPool(r, units, reserve)) in pools.iter().enumerate() {
+            if !self.cref(r, false, Moment::Session) {
+                continue;
+            }
+            let name = ref_text(self.p, r, false);
+            if pools[..k].iter().any(|HoldPool(o, _, _)| same_member(o, r)) {
+                self.err(format!("`hold` names pool `{name}` twice"));
+            }
+            for (what, e) in
+                std::iter::once(("units", units)).chain(reserve.iter().map(|e| ("reserve", e)))
+            {
+                if e.draws() {
+                    self.err(format!(
+                        "hold {what} on `{name}` may not draw (they are evaluated again at every attempt); sample into an attribute first"
+                    ));
+                }
+                self.amount(e, &format!("hold {what} on `{name}`"));
+            }
+        }
+        if let Some((r, t)) = lease {
+            if self.cref(r, false, Moment::Session) && !pools.iter().any(|HoldPool(o, _, _)| o == r)
+            {
+                let text = ref_text(self.p, r, false);
+                self.err(format!(
+                    "`lease {text}`: the hold does not take that pool (write the pool as the hold does, index included)"
+                ));
+            }
+            self.expr(t, Moment::Session);
+        }
+        let mut inner = holds.to_vec();
+        inner.extend(pools.iter().map(|HoldPool(r, _, _)| r.clone()));
+        self.block(body, &inner);
+    }
+
+    fn run(
+        &mut self,
+        stage: &CRef,
+        mode: RunMode,
+        work: &Expr,
+        growing: Option<&CRef>,
+        also: &[CRef],
+    ) {
+        let all: Vec<&CRef> = std::iter::once(stage).chain(also).collect();
+        let mut ok = true;
+        for r in &all {
+            ok &= self.cref(r, true, Moment::Session);
+        }
+        self.amount(work, "run work");
+        if !ok {
+            return;
+        }
+        if !also.is_empty() {
+            if self.p.share.is_none() {
+                self.err("a run over several stages needs the program's `share` policy (declare `share maxmin;` or `share bottleneck;`)");
+            }
+            for (k, r) in all.iter().enumerate() {
+                let name = &self.p.stages[r.base].name;
+                if all[..k].iter().any(|o| o.base == r.base) {
+                    self.err(format!(
+                        "stage `{name}` is named twice in one run (an index is known only when the run starts, so the two could be one stage)"
+                    ));
+                    continue;
+                }
+                let bad = self.p.stages[r.base..r.base + r.count]
+                    .iter()
+                    .find_map(|s| match &s.kind {
+                        StageKind::Ps(Expr::Num(x)) if *x > 0.0 => None,
+                        StageKind::Ps(Expr::Num(x)) => Some(format!("`ps({})`", num(*x))),
+                        StageKind::Ps(_) => {
+                            Some("`ps` of an expression that is not a constant".to_string())
+                        }
+                        StageKind::Fifo(_) => Some("`fifo`".to_string()),
+                        StageKind::Delay => Some("`delay`".to_string()),
+                    });
+                if let Some(kind) = bad {
+                    self.err(format!(
+                        "stage `{name}` is {kind}, but every stage of a run over several stages must be `ps` of a constant above 0"
+                    ));
+                }
+            }
+        }
+        let shared = all
+            .iter()
+            .find(|r| self.shared[r.base..r.base + r.count].iter().any(|s| *s))
+            .map(|r| self.p.stages[r.base].name.clone());
+        if mode != RunMode::Plain || growing.is_some() {
+            match shared {
+                Some(name) => self.err(format!(
+                    "a run on the shared stage `{name}` must be plain: no `prefill`/`decode` mode and no `growing`"
+                )),
+                None => self.err("run modes (`prefill`/`decode`) and `growing` need step stages, which are not supported yet"),
+            }
+        }
+        if let Some(g) = growing {
+            self.cref(g, false, Moment::Session);
+        }
+    }
+
+    /// Whether a loop body contains a `run`, `hold` or `end` at any depth.
+    fn lets_time_pass(&self, body: usize) -> bool {
+        let mut stack = vec![body];
+        while let Some(b) = stack.pop() {
+            for s in &self.p.blocks[b] {
+                if matches!(s, Stmt::Run { .. } | Stmt::Hold { .. } | Stmt::End) {
+                    return true;
+                }
+                stack.extend(children(s));
+            }
+        }
+        false
+    }
+
+    /// Checks an amount (run work, hold units and reserve, grow, load).
+    fn amount(&mut self, e: &Expr, what: &str) {
+        self.expr(e, Moment::Session);
+        if let Some(x) = e.constant_value() {
+            if x.is_nan() {
+                self.err(format!("{what} is NaN"));
+            } else if x < 0.0 {
+                self.err(format!(
+                    "{what} is negative ({}); an amount is 0 or more",
+                    num(x)
+                ));
+            }
+        }
+    }
+
+    /// Checks a reference; false when it does not name a family.
+    fn cref(&mut self, r: &CRef, is_stage: bool, moment: Moment) -> bool {
+        let (word, len) = if is_stage {
+            ("stage", self.p.stages.len())
+        } else {
+            ("pool", self.p.pools.len())
+        };
+        if r.count == 0 || r.base.checked_add(r.count).is_none_or(|end| end > len) {
+            self.err(format!(
+                "{word} reference {}..{} out of range ({len} {word}s)",
+                r.base,
+                r.base.saturating_add(r.count)
+            ));
+            return false;
+        }
+        let name = ref_text(self.p, r, is_stage);
+        let family = if is_stage {
+            self.p.stage_name(r.base)
+        } else {
+            self.p.pool_name(r.base)
+        }
+        .to_string();
+        match &r.index {
+            None if r.count > 1 => {
+                self.err(format!("{word} `{name}` is an array; index it"));
+            }
+            None => {}
+            Some(i) => {
+                self.expr(i, moment);
+                if let Some(x) = i.constant_value() {
+                    if !is_whole_at_least(x, 0.0) {
+                        self.err(format!(
+                            "{word} `{family}`: index {} is not a whole number ≥ 0",
+                            num(x)
+                        ));
+                    } else if x >= r.count as f64 {
+                        self.err(format!(
+                            "{word} `{family}`: index {} out of range (count {})",
+                            num(x),
+                            r.count
+                        ));
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    fn expr(&mut self, e: &Expr, moment: Moment) {
+        match e {
+            Expr::Num(x) => {
+                if x.is_nan() {
+                    self.err("a number in the IR is NaN");
+                }
+            }
+            Expr::Attr(slot) => {
+                if *slot >= self.p.attrs.len() {
+                    self.err(format!("attribute slot {slot} out of range"));
+                } else if moment == Moment::PsCapacity {
+                    self.err(format!(
+                        "a ps capacity cannot read the session attribute `{}`",
+                        self.p.attrs[*slot]
+                    ));
+                }
+            }
+            Expr::Ctx(Ctx::N) if moment != Moment::PsCapacity => {
+                self.err("the context variable `present` exists only in a ps capacity");
+            }
+            Expr::Ctx(_) => {}
+            Expr::Sample(d, args) => {
+                if args.len() != d.arity() {
+                    self.err(format!(
+                        "`~{}` takes {} argument(s), got {}",
+                        d.name(),
+                        d.arity(),
+                        args.len()
+                    ));
+                    return;
+                }
+                args.iter().for_each(|a| self.expr(a, moment));
+                self.dist_parameters(*d, args);
+            }
+            Expr::Call(f, args) => self.call(*f, args, moment),
+            Expr::Unary(_, a) => self.expr(a, moment),
+            Expr::Binary(_, a, b) => {
+                self.expr(a, moment);
+                self.expr(b, moment);
+            }
+            Expr::Cond(c, a, b) => {
+                self.expr(c, moment);
+                self.expr(a, moment);
+                self.expr(b, moment);
+            }
+        }
+    }
+
+    fn call(&mut self, f: Fun, args: &[Arg], moment: Moment) {
+        let name = f.name();
+        match f.signature() {
+            FunKind::Pure(n) => {
+                if args.len() != n {
+                    self.err(format!(
+                        "`{name}` takes {n} argument(s), got {}",
+                        args.len()
+                    ));
+                }
+                for a in args {
+                    match a {
+                        Arg::Expr(e) => self.expr(e, moment),
+                        _ => self.err(format!("`{name}` takes numbers, not a pool or stage")),
+                    }
+                }
+            }
+            kind => {
+                let is_stage = kind == FunKind::OfStage;
+                match args {
+                    [Arg::Stage(r)] if is_stage => {
+                        self.cref(r, true, moment);
+                    }
+                    [Arg::Pool(r)] if !is_stage => {
+                        self.cref(r, false, moment);
+                    }
+                    _ => {
+                        let word = if is_stage { "stage" } else { "pool" };
+                        self.err(format!("`{name}` takes 1 argument(s), one {word}"));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Q18: constant distribution parameters out of range.
+    fn dist_parameters(&mut self, d: Dist, args: &[Expr]) {
+        let c = |i: usize| args.get(i).and_then(Expr::constant_value);
+        let name = d.name();
+        let bad = |this: &mut Self, what: String| {
+            this.err(format!("`~{name}` parameter {what}"));
+        };
+        for (i, x) in args
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| Some((i, a.constant_value()?)))
+        {
+            if x.is_nan() {
+                bad(self, format!("{} is NaN", i + 1));
+            }
+        }
+        match d {
+            Dist::Det => {}
+            Dist::Exp => {
+                if let Some(m) = c(0).filter(|m| *m < 0.0) {
+                    bad(self, format!("mean {} is negative", num(m)));
+                }
+            }
+            Dist::Uniform => {
+                if let (Some(a), Some(b)) = (c(0), c(1))
+                    && b < a
+                {
+                    bad(self, format!("b = {} is below a = {}", num(b), num(a)));
+                }
+            }
+            Dist::Erlang => {
+                if let Some(k) = c(0).filter(|k| !k.is_nan() && !is_whole_at_least(*k, 1.0)) {
+                    bad(self, format!("k = {} is not a whole number ≥ 1", num(k)));
+                }
+                if let Some(m) = c(1).filter(|m| *m < 0.0) {
+                    bad(self, format!("mean {} is negative", num(m)));
+                }
+            }
+            Dist::H2 => {
+                if let Some(m) = c(0).filter(|m| *m < 0.0) {
+                    bad(self, format!("mean {} is negative", num(m)));
+                }
+                if let Some(c2) = c(1).filter(|c2| *c2 < 1.0) {
+                    bad(self, format!("c2 = {} is below 1", num(c2)));
+                }
+            }
+            Dist::Bernoulli => {
+                if let Some(p) = c(0).filter(|p| *p < 0.0 || *p > 1.0) {
+                    bad(self, format!("p = {} is outside [0, 1]", num(p)));
+                }
+            }
+        }
+    }
+}
+
+/// Whether two references surely name the same member (equal as written, or
+/// one family with equal constant indices).
+fn same_member(a: &CRef, b: &CRef) -> bool {
+    if a == b {
+        return true;
+    }
+    if a.base != b.base {
+        return false;
+    }
+    let member = |r: &CRef| match &r.index {
+        None => Some(0.0),
+        Some(i) => i.constant_value(),
+    };
+    matches!((member(a), member(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// The blocks a statement refers to.
+fn children(s: &Stmt) -> Vec<usize> {
+    match s {
+        Stmt::Hold { body, .. } => vec![*body],
+        Stmt::Branch(_, t, e) => vec![*t, *e],
+        Stmt::Loop(b) => vec![*b],
+        _ => Vec::new(),
     }
 }

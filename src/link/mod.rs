@@ -2,10 +2,27 @@
 //!
 //! Architecture invariant: nothing here runs a program or knows the engine;
 //! every rule the IR must obey is checked again by `ir::Program::validate`,
-//! so a program that arrives as JSON meets it too.
+//! so a program that arrives as JSON meets it too. The linker itself checks
+//! what the IR cannot express (names, `def`s, `let`s, duplicates, sugar,
+//! values a number field cannot hold), then runs the validator on its output
+//! and reports the validator's faults at the source span of the statement.
+//!
+//! Passes, in order: declarations ([`decls`]), `let` folding, `def`
+//! expansion ([`defs`]), attribute and observation slots, statements
+//! ([`stmts`], with expressions in [`exprs`]), the workload and the `run`
+//! block, then validation.
+
+mod decls;
+mod defs;
+mod exprs;
+mod names;
+mod stmts;
+
+use std::collections::{BTreeMap, HashMap};
 
 use crate::ir;
-use crate::syntax::{Diagnostic, ast};
+use crate::syntax::ast::{self, Ident, Span};
+use crate::syntax::{Diagnostic, diagnostic::line_col};
 
 /// Values given on the command line (or by the library's caller) that
 /// replace the `run` block's options before the program is checked.
@@ -21,6 +38,42 @@ pub struct Overrides {
     pub arrivals: Option<u64>,
 }
 
+/// A declared pool or stage family: its flattened entries `base..base+count`.
+#[derive(Clone, Debug)]
+struct Family {
+    name: String,
+    base: usize,
+    count: usize,
+    /// The declaration.
+    span: Span,
+}
+
+/// The state of one link.
+struct Linker<'a> {
+    items: &'a [ast::Item],
+    diags: Vec<Diagnostic>,
+    /// `let` constants folded so far: value and name as declared.
+    lets: BTreeMap<String, (f64, Ident)>,
+    /// Every `let` name, for "declared after it" messages.
+    all_lets: BTreeMap<String, Span>,
+    defs: defs::Defs,
+    pools: Vec<Family>,
+    stages: Vec<Family>,
+    ir_pools: Vec<ir::Pool>,
+    ir_stages: Vec<ir::Stage>,
+    attrs: Vec<String>,
+    /// Attribute name -> slot (lookup only).
+    attr_slot: HashMap<String, usize>,
+    observes: Vec<String>,
+    observe_index: HashMap<String, usize>,
+    blocks: Vec<Vec<ir::Stmt>>,
+    /// The source span of every statement, parallel to `blocks`.
+    spans: Vec<Vec<Span>>,
+    share: Option<(ir::Share, Span)>,
+    workload_span: Option<Span>,
+    run_span: Option<Span>,
+}
+
 /// Links a parsed program. `source` is the text it was parsed from (for
 /// the positions side table). Returns every link error found.
 pub fn link(
@@ -28,6 +81,285 @@ pub fn link(
     source: &str,
     overrides: &Overrides,
 ) -> Result<ir::Program, Vec<Diagnostic>> {
-    let _ = (program, source, overrides);
-    todo!("linker")
+    let mut l = Linker {
+        items: &program.items,
+        diags: Vec::new(),
+        lets: BTreeMap::new(),
+        all_lets: BTreeMap::new(),
+        defs: defs::Defs::default(),
+        pools: Vec::new(),
+        stages: Vec::new(),
+        ir_pools: Vec::new(),
+        ir_stages: Vec::new(),
+        attrs: ir::BUILTIN_ATTRS.iter().map(|s| s.to_string()).collect(),
+        attr_slot: ir::BUILTIN_ATTRS
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.to_string(), i))
+            .collect(),
+        observes: Vec::new(),
+        observe_index: HashMap::new(),
+        blocks: Vec::new(),
+        spans: Vec::new(),
+        share: None,
+        workload_span: None,
+        run_span: None,
+    };
+    l.fold_lets();
+    let mut def_diags = Vec::new();
+    l.defs = defs::Defs::build(l.items, &l.lets, &mut def_diags);
+    l.diags.extend(def_diags);
+    l.declare_families();
+    l.declare_share();
+    let parts = l.gather_blocks();
+    let init = l.expand(&parts.init);
+    let turn = l.expand(&parts.turn);
+    let session = l.expand(&parts.session);
+    for (stmts, what) in [(&init, "init"), (&turn, "turn")] {
+        l.check_workload_block(stmts, what);
+    }
+    for stmts in [&init, &turn, &session] {
+        l.collect_slots(stmts);
+    }
+    l.check_lets_against_attributes();
+    l.stage_kinds_and_caps();
+    for (b, stmts) in [&init, &turn, &session].into_iter().enumerate() {
+        let id = l.new_block();
+        debug_assert_eq!(id, b, "init, turn and session are blocks 0, 1, 2");
+        l.lower_block(stmts, id);
+    }
+    let arrival = l.arrival(parts.arrive.as_ref());
+    let options = l.run_options(overrides);
+    if !l.diags.is_empty() {
+        return Err(l.diags);
+    }
+    let positions = l
+        .spans
+        .iter()
+        .map(|b| {
+            b.iter()
+                .map(|s| {
+                    let (line, col) = line_col(source, s.start);
+                    ir::Position { line, col }
+                })
+                .collect()
+        })
+        .collect();
+    let program = ir::Program {
+        version: ir::IR_VERSION,
+        attrs: l.attrs.clone(),
+        observes: l.observes.clone(),
+        pools: std::mem::take(&mut l.ir_pools),
+        stages: std::mem::take(&mut l.ir_stages),
+        arrival,
+        init: 0,
+        turn: 1,
+        session: 2,
+        blocks: std::mem::take(&mut l.blocks),
+        horizon: options.horizon,
+        warmup: options.warmup,
+        seed: options.seed,
+        arrivals: options.arrivals,
+        share: l.share.map(|(s, _)| s),
+        positions: Some(positions),
+    };
+    match program.validate() {
+        Ok(()) => Ok(program),
+        Err(errors) => Err(errors.into_iter().map(|e| l.diagnostic_of(&e)).collect()),
+    }
+}
+
+/// The blocks and the arrival of the program, gathered from its items.
+#[derive(Default)]
+struct Parts<'a> {
+    init: Vec<ast::Stmt>,
+    turn: Vec<ast::Stmt>,
+    session: Vec<ast::Stmt>,
+    arrive: Option<(&'a Ident, Option<&'a ast::Expr>, Span)>,
+}
+
+/// The folded `run` options.
+struct RunOptions {
+    horizon: f64,
+    warmup: f64,
+    seed: u64,
+    arrivals: Option<u64>,
+}
+
+impl<'a> Linker<'a> {
+    fn err(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    /// A "given twice" refusal with the first place as a secondary label.
+    fn twice(&mut self, what: &str, span: Span, first: Span) {
+        self.err(
+            Diagnostic::new("twice", span, format!("{what} is given twice"))
+                .with_label("given again here")
+                .with_secondary(first, "first given here"),
+        );
+    }
+
+    /// Expands the `def` uses of a block.
+    fn expand(&mut self, stmts: &[ast::Stmt]) -> Vec<ast::Stmt> {
+        let mut diags = Vec::new();
+        let out = self.defs.expand_stmts(stmts, &mut diags);
+        self.diags.extend(diags);
+        out
+    }
+
+    /// Gathers the workload's blocks and arrival, the session and the
+    /// duplicates among them.
+    fn gather_blocks(&mut self) -> Parts<'a> {
+        let mut parts = Parts::default();
+        let mut session_span: Option<Span> = None;
+        let (mut init_span, mut turn_span): (Option<Span>, Option<Span>) = (None, None);
+        for item in self.items {
+            match item {
+                ast::Item::Workload { items, span } => {
+                    if let Some(first) = self.workload_span {
+                        self.err(
+                            Diagnostic::new(
+                                "twice",
+                                *span,
+                                "duplicate workload: `workload` is given twice",
+                            )
+                            .with_secondary(first, "first given here"),
+                        );
+                        continue;
+                    }
+                    self.workload_span = Some(*span);
+                    for w in items {
+                        match w {
+                            ast::WorkloadItem::Arrive { law, arg, span } => {
+                                if let Some((_, _, first)) = parts.arrive {
+                                    self.twice("`arrive`", *span, first);
+                                } else {
+                                    parts.arrive = Some((law, arg.as_ref(), *span));
+                                }
+                            }
+                            ast::WorkloadItem::Init(b, span) => {
+                                if let Some(first) = init_span {
+                                    self.twice("the workload's `init` block", *span, first);
+                                } else {
+                                    init_span = Some(*span);
+                                    parts.init = b.stmts.clone();
+                                }
+                            }
+                            ast::WorkloadItem::Turn(b, span) => {
+                                if let Some(first) = turn_span {
+                                    self.twice("the workload's `turn` block", *span, first);
+                                } else {
+                                    turn_span = Some(*span);
+                                    parts.turn = b.stmts.clone();
+                                }
+                            }
+                        }
+                    }
+                }
+                ast::Item::Session { body, span } => {
+                    if body.stmts.is_empty() {
+                        continue;
+                    }
+                    if let Some(first) = session_span {
+                        self.err(
+                            Diagnostic::new(
+                                "twice",
+                                *span,
+                                "duplicate session: `session` is given twice",
+                            )
+                            .with_secondary(first, "first given here"),
+                        );
+                        continue;
+                    }
+                    session_span = Some(*span);
+                    parts.session = body.stmts.clone();
+                }
+                _ => {}
+            }
+        }
+        parts
+    }
+
+    /// `init` and `turn` may only `set` and `observe`.
+    fn check_workload_block(&mut self, stmts: &[ast::Stmt], what: &str) {
+        for s in stmts {
+            if !matches!(
+                s.kind,
+                ast::StmtKind::Set { .. } | ast::StmtKind::Observe { .. }
+            ) {
+                self.err(Diagnostic::new(
+                    "workload-block",
+                    s.span,
+                    format!(
+                        "workload blocks may only `set` and `observe`; the `{what}` block has a `{}`",
+                        stmts::word(&s.kind)
+                    ),
+                ));
+            }
+        }
+    }
+
+    /// A diagnostic for a validator fault, at the statement's span (or the
+    /// declaration the message names).
+    fn diagnostic_of(&self, e: &ir::IrError) -> Diagnostic {
+        let span = match e.at {
+            Some((b, i)) => self.spans.get(b).and_then(|s| s.get(i)).copied(),
+            None => self.span_named_by(&e.message),
+        };
+        let m = e.message.as_str();
+        let (rule, help) = if m.contains("every stage of a run over several stages") {
+            (
+                "shared-stage-kind",
+                Some("declare the stage `ps(φ)` with a constant φ above 0, or run it on its own"),
+            )
+        } else if m.contains("named twice in one run") {
+            (
+                "shared-stage-twice",
+                Some("run over different stage families, or make the run one stage"),
+            )
+        } else if m.contains("`share`") {
+            ("share", None)
+        } else if m.contains("index") {
+            ("index", None)
+        } else if m.contains("outside a hold") || m.contains("does not take that pool") {
+            ("hold-scope", None)
+        } else if m.contains("negative") || m.contains("NaN") {
+            ("amount", None)
+        } else {
+            ("link", None)
+        };
+        let d = Diagnostic::new(rule, span.unwrap_or_default(), m);
+        match help {
+            Some(h) => d.with_help(h),
+            None => d,
+        }
+    }
+
+    /// The declaration a program-level message names.
+    fn span_named_by(&self, message: &str) -> Option<Span> {
+        let named = |word: &str, fams: &[Family]| {
+            fams.iter().find_map(|f| {
+                message
+                    .contains(&format!("{word} `{}`", f.name))
+                    .then_some(f.span)
+            })
+        };
+        named("stage", &self.stages)
+            .or_else(|| named("pool", &self.pools))
+            .or_else(|| {
+                message
+                    .contains("share")
+                    .then_some(self.share.map(|s| s.1))
+                    .flatten()
+            })
+            .or_else(|| {
+                ["horizon", "warmup", "arrivals", "seed"]
+                    .iter()
+                    .any(|w| message.contains(w))
+                    .then_some(self.run_span)
+                    .flatten()
+            })
+            .or(self.workload_span)
+    }
 }

@@ -5,9 +5,9 @@
 //! fills a [`Report`] with raw figures (samples, time averages, counts) and
 //! the statistics of samples (mean, CI, cv², p99) are computed here.
 
+mod json;
 mod stats;
 mod table;
-mod json;
 
 pub use stats::Summary;
 

@@ -38,7 +38,11 @@ impl Summary {
             m2 += d * (x - m);
         }
         let mean = if n == 0 { None } else { finite(m) };
-        let cv2 = if n < 2 { None } else { finite((m2 / (k - 1.0)) / (m * m)) };
+        let cv2 = if n < 2 {
+            None
+        } else {
+            finite((m2 / (k - 1.0)) / (m * m))
+        };
         let p99 = if n == 0 {
             None
         } else {
@@ -47,7 +51,13 @@ impl Summary {
             let rank = (0.99 * n as f64).ceil() as usize;
             finite(sorted[rank.clamp(1, n) - 1])
         };
-        Summary { count: n as u64, mean, ci: batch_means_ci(samples), cv2, p99 }
+        Summary {
+            count: n as u64,
+            mean,
+            ci: batch_means_ci(samples),
+            cv2,
+            p99,
+        }
     }
 }
 
@@ -77,7 +87,10 @@ mod tests {
     fn two_equal_samples_have_zero_cv2_and_no_ci() {
         // The seed's line `transferred 2 2.0000 ±inf 0.000 2.0000`.
         let s = Summary::of(&[2.0, 2.0]);
-        assert_eq!((s.count, s.mean, s.ci, s.cv2, s.p99), (2, Some(2.0), None, Some(0.0), Some(2.0)));
+        assert_eq!(
+            (s.count, s.mean, s.ci, s.cv2, s.p99),
+            (2, Some(2.0), None, Some(0.0), Some(2.0))
+        );
     }
 
     #[test]

@@ -15,7 +15,10 @@ pub struct Span {
 impl Span {
     /// The span from `a`'s start to `b`'s end.
     pub fn join(a: Span, b: Span) -> Span {
-        Span { start: a.start.min(b.start), end: a.end.max(b.end) }
+        Span {
+            start: a.start.min(b.start),
+            end: a.end.max(b.end),
+        }
     }
 }
 
@@ -39,17 +42,39 @@ pub struct Program {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
     /// `let NAME = expr;`
-    Let { name: Ident, value: Expr, span: Span },
+    Let {
+        name: Ident,
+        value: Expr,
+        span: Span,
+    },
     /// `def NAME(params) = expr;` or `def NAME(params) { stmts }`
-    Def { name: Ident, params: Vec<Ident>, body: DefBody, span: Span },
+    Def {
+        name: Ident,
+        params: Vec<Ident>,
+        body: DefBody,
+        span: Span,
+    },
     /// `pool NAME [N] { options }`
-    Pool { name: Ident, size: Option<Expr>, options: Vec<Opt>, span: Span },
+    Pool {
+        name: Ident,
+        size: Option<Expr>,
+        options: Vec<Opt>,
+        span: Span,
+    },
     /// `stage NAME [N] : kind;`
-    Stage { name: Ident, size: Option<Expr>, kind: StageKind, span: Span },
+    Stage {
+        name: Ident,
+        size: Option<Expr>,
+        kind: StageKind,
+        span: Span,
+    },
     /// `share maxmin;` (the policy word as written, checked by the linker)
     Share { policy: Ident, span: Span },
     /// `workload { … }`
-    Workload { items: Vec<WorkloadItem>, span: Span },
+    Workload {
+        items: Vec<WorkloadItem>,
+        span: Span,
+    },
     /// `session { … }`
     Session { body: Block, span: Span },
     /// `run { horizon H; … }`
@@ -91,7 +116,11 @@ pub enum StageKind {
 #[derive(Clone, Debug, PartialEq)]
 pub enum WorkloadItem {
     /// `arrive poisson(e);` etc.; `law` is the word as written, `arg` absent for `none`.
-    Arrive { law: Ident, arg: Option<Expr>, span: Span },
+    Arrive {
+        law: Ident,
+        arg: Option<Expr>,
+        span: Span,
+    },
     /// `init { … }`
     Init(Block, Span),
     /// `turn { … }`
@@ -161,7 +190,11 @@ pub enum StmtKind {
     /// `end;`
     End,
     /// `hold p (u) [reserve (r)], … { body } [lease p (t)] [;]`
-    Hold { pools: Vec<HoldPool>, body: Block, lease: Option<(Ref, Expr)> },
+    Hold {
+        pools: Vec<HoldPool>,
+        body: Block,
+        lease: Option<(Ref, Expr)>,
+    },
     /// `grow p (d);`
     Grow { pool: Ref, amount: Expr },
     /// `load p (n);`
@@ -171,15 +204,30 @@ pub enum StmtKind {
     /// `run s (w);` or `run s1, s2, … (w);`
     Run { stages: Vec<Ref>, work: Expr },
     /// `branch (g) {…} [else {…}]`, or `branch with (p) …` when `with` is set.
-    Branch { guard: Expr, with: bool, then: Block, otherwise: Option<Block> },
+    Branch {
+        guard: Expr,
+        with: bool,
+        then: Block,
+        otherwise: Option<Block>,
+    },
     /// `loop { … }`
     Loop { body: Block },
     /// `choose j in n by (k1, …);`
-    Choose { var: Ident, count: Expr, keys: Vec<Expr> },
+    Choose {
+        var: Ident,
+        count: Expr,
+        keys: Vec<Expr>,
+    },
     /// `name(args);`: a use of a statement definition.
     Call { name: Ident, args: Vec<Expr> },
     /// `transfer … (X) from P to Q (n);`
-    Transfer { target: TransferTarget, work: Expr, from: Ref, to: Ref, amount: Expr },
+    Transfer {
+        target: TransferTarget,
+        work: Expr,
+        from: Ref,
+        to: Ref,
+        amount: Expr,
+    },
 }
 
 /// An expression with its span.

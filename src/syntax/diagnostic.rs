@@ -120,8 +120,12 @@ mod tests {
     #[test]
     fn render_shows_file_line_col_source_and_caret() {
         let src = "stage A : ps(1);\nsession { run C (1); }\n";
-        let d = Diagnostic::new("unknown-stage", Span { start: 31, end: 32 }, "unknown stage `C`")
-            .with_help("declare it with `stage C : ps(1);`");
+        let d = Diagnostic::new(
+            "unknown-stage",
+            Span { start: 31, end: 32 },
+            "unknown stage `C`",
+        )
+        .with_help("declare it with `stage C : ps(1);`");
         let text = render(&[d], "x.sq", src);
         assert!(text.contains("x.sq:2:15"), "{text}");
         assert!(text.contains("session { run C (1); }"), "{text}");

@@ -5,5 +5,9 @@
 
 pub mod ast;
 pub mod diagnostic;
+pub mod lexer;
+pub mod parser;
 
 pub use diagnostic::{Diagnostic, render};
+pub use lexer::KEYWORDS;
+pub use parser::parse;

@@ -1,0 +1,191 @@
+//! Expressions in the IR as the validator needs them: constant folding,
+//! "does it draw", and the text a message shows for a reference.
+//!
+//! Architecture invariant: pure functions of the IR; no rule is decided here.
+
+use super::super::{Arg, BinOp, CRef, Ctx, Expr, Fun, Program, UnOp};
+
+impl Expr {
+    /// The value of an expression that reads nothing a run provides (no
+    /// attribute, context variable, draw or observable); `None` otherwise.
+    pub fn constant_value(&self) -> Option<f64> {
+        Some(match self {
+            Expr::Num(x) => *x,
+            Expr::Attr(_) | Expr::Ctx(_) | Expr::Sample(..) => return None,
+            Expr::Call(f, args) => {
+                let mut xs = Vec::with_capacity(args.len());
+                for a in args {
+                    match a {
+                        Arg::Expr(e) => xs.push(e.constant_value()?),
+                        Arg::Pool(_) | Arg::Stage(_) => return None,
+                    }
+                }
+                let x = |i: usize| xs.get(i).copied().unwrap_or(f64::NAN);
+                match f {
+                    Fun::Min => x(0).min(x(1)),
+                    Fun::Max => x(0).max(x(1)),
+                    Fun::Abs => x(0).abs(),
+                    Fun::Floor => x(0).floor(),
+                    Fun::Ceil => x(0).ceil(),
+                    Fun::Sqrt => x(0).sqrt(),
+                    Fun::Exp => x(0).exp(),
+                    Fun::Ln => x(0).ln(),
+                    Fun::Pow => x(0).powf(x(1)),
+                    _ => return None,
+                }
+            }
+            Expr::Unary(op, a) => {
+                let a = a.constant_value()?;
+                match op {
+                    UnOp::Neg => -a,
+                    UnOp::Not => f64::from(u8::from(a == 0.0)),
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let a = a.constant_value()?;
+                let b = b.constant_value()?;
+                let truth = |t: bool| f64::from(u8::from(t));
+                match op {
+                    BinOp::Add => a + b,
+                    BinOp::Sub => a - b,
+                    BinOp::Mul => a * b,
+                    BinOp::Div => a / b,
+                    BinOp::Pow => a.powf(b),
+                    BinOp::Lt => truth(a < b),
+                    BinOp::Le => truth(a <= b),
+                    BinOp::Gt => truth(a > b),
+                    BinOp::Ge => truth(a >= b),
+                    BinOp::Eq => truth(a == b),
+                    BinOp::Ne => truth(a != b),
+                    BinOp::And => truth(a != 0.0 && b != 0.0),
+                    BinOp::Or => truth(a != 0.0 || b != 0.0),
+                }
+            }
+            Expr::Cond(c, a, b) => {
+                if c.constant_value()? != 0.0 {
+                    a.constant_value()?
+                } else {
+                    b.constant_value()?
+                }
+            }
+        })
+    }
+
+    /// Whether evaluating the expression may draw from a distribution.
+    pub fn draws(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| found |= matches!(e, Expr::Sample(..)));
+        found
+    }
+
+    /// Calls `f` on this expression and every sub-expression (index
+    /// expressions of references included).
+    pub(super) fn visit(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Num(_) | Expr::Attr(_) | Expr::Ctx(_) => {}
+            Expr::Sample(_, args) => args.iter().for_each(|a| a.visit(f)),
+            Expr::Call(_, args) => {
+                for a in args {
+                    match a {
+                        Arg::Expr(e) => e.visit(f),
+                        Arg::Pool(r) | Arg::Stage(r) => {
+                            if let Some(i) = &r.index {
+                                i.visit(f);
+                            }
+                        }
+                    }
+                }
+            }
+            Expr::Unary(_, a) => a.visit(f),
+            Expr::Binary(_, a, b) => {
+                a.visit(f);
+                b.visit(f);
+            }
+            Expr::Cond(c, a, b) => {
+                c.visit(f);
+                a.visit(f);
+                b.visit(f);
+            }
+        }
+    }
+}
+
+/// A number as the language prints it (`2`, `0.5`, `inf`).
+pub(super) fn num(x: f64) -> String {
+    if x == f64::INFINITY {
+        "inf".into()
+    } else if x == f64::NEG_INFINITY {
+        "-inf".into()
+    } else {
+        format!("{x}")
+    }
+}
+
+/// A reference as the program would write it (`kv`, `kvD[j]`).
+pub(super) fn ref_text(p: &Program, r: &CRef, is_stage: bool) -> String {
+    let name = if is_stage {
+        p.stage_name(r.base)
+    } else {
+        p.pool_name(r.base)
+    };
+    match &r.index {
+        None => name.to_string(),
+        Some(i) => format!("{name}[{}]", expr_text(p, i)),
+    }
+}
+
+/// An expression as the program would write it, fully parenthesised.
+pub(super) fn expr_text(p: &Program, e: &Expr) -> String {
+    let list = |args: &mut dyn Iterator<Item = String>| args.collect::<Vec<_>>().join(", ");
+    match e {
+        Expr::Num(x) => num(*x),
+        Expr::Attr(s) => p
+            .attrs
+            .get(*s)
+            .cloned()
+            .unwrap_or_else(|| format!("attr{s}")),
+        Expr::Ctx(Ctx::Now) => "now".into(),
+        Expr::Ctx(Ctx::N) => "present".into(),
+        Expr::Sample(d, a) => format!(
+            "~{}({})",
+            d.name(),
+            list(&mut a.iter().map(|e| expr_text(p, e)))
+        ),
+        Expr::Call(f, a) => format!(
+            "{}({})",
+            f.name(),
+            list(&mut a.iter().map(|a| match a {
+                Arg::Expr(e) => expr_text(p, e),
+                Arg::Pool(r) => ref_text(p, r, false),
+                Arg::Stage(r) => ref_text(p, r, true),
+            }))
+        ),
+        Expr::Unary(UnOp::Neg, a) => format!("-{}", expr_text(p, a)),
+        Expr::Unary(UnOp::Not, a) => format!("!{}", expr_text(p, a)),
+        Expr::Binary(op, a, b) => {
+            let op = match op {
+                BinOp::Add => "+",
+                BinOp::Sub => "-",
+                BinOp::Mul => "*",
+                BinOp::Div => "/",
+                BinOp::Pow => "^",
+                BinOp::Lt => "<",
+                BinOp::Le => "<=",
+                BinOp::Gt => ">",
+                BinOp::Ge => ">=",
+                BinOp::Eq => "==",
+                BinOp::Ne => "!=",
+                BinOp::And => "&&",
+                BinOp::Or => "||",
+            };
+            format!("({} {op} {})", expr_text(p, a), expr_text(p, b))
+        }
+        Expr::Cond(c, a, b) => format!(
+            "({} ? {} : {})",
+            expr_text(p, c),
+            expr_text(p, a),
+            expr_text(p, b)
+        ),
+    }
+}

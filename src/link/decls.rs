@@ -1,0 +1,468 @@
+//! Top-level declarations: `let` folding, pool and stage families (arrays
+//! flattened), pool options, stage kinds, `share`, the arrival law and the
+//! `run` block's options (with the caller's overrides).
+//!
+//! Architecture invariant: every constant position is folded here into the
+//! number the IR holds; a value the IR cannot hold (a fractional count, NaN)
+//! is refused here, every other range rule is left to `Program::validate`.
+
+use super::exprs::Moment;
+use super::{Family, Linker, Overrides, RunOptions, names};
+use crate::ir;
+use crate::syntax::Diagnostic;
+use crate::syntax::ast::{self, Ident, Span};
+
+/// The largest array a program may declare (a guard against typos that
+/// would allocate without bound).
+const MAX_ARRAY: f64 = 1_000_000.0;
+
+/// Pool options of Tier 2, refused as not supported yet.
+const TIER2_POOL_OPTIONS: [&str; 7] = [
+    "block", "evict", "preempt", "queue", "admit", "spill", "reuse",
+];
+
+impl Linker<'_> {
+    /// Folds every `let` in order; an initializer sees only earlier `let`s.
+    pub(super) fn fold_lets(&mut self) {
+        for item in self.items {
+            if let ast::Item::Let { name, .. } = item {
+                self.all_lets.entry(name.name.clone()).or_insert(name.span);
+            }
+        }
+        for item in self.items {
+            let ast::Item::Let { name, value, .. } = item else {
+                continue;
+            };
+            names::check_bound(&name.name, "let", name.span, &mut self.diags);
+            if let Some((_, first)) = self.lets.get(&name.name) {
+                let first = first.span;
+                self.err(
+                    Diagnostic::new(
+                        "twice",
+                        name.span,
+                        format!("`let {}` is defined twice", name.name),
+                    )
+                    .with_secondary(first, "first defined here"),
+                );
+                continue;
+            }
+            // The name itself is not yet visible: `let a = a;` reads a later let.
+            let x = self
+                .constant(value, &format!("`let {}`", name.name))
+                .unwrap_or(0.0);
+            self.lets.insert(name.name.clone(), (x, name.clone()));
+        }
+    }
+
+    /// A `let` may not share its name with a session attribute.
+    pub(super) fn check_lets_against_attributes(&mut self) {
+        let clashes: Vec<Ident> = self
+            .lets
+            .values()
+            .filter(|(_, n)| self.attr_slot.contains_key(&n.name))
+            .map(|(_, n)| n.clone())
+            .collect();
+        for n in clashes {
+            self.err(Diagnostic::new(
+                "let-attribute",
+                n.span,
+                format!(
+                    "`{}` is both a `let` constant and a session attribute; rename one",
+                    n.name
+                ),
+            ));
+        }
+    }
+
+    /// Declares pool and stage families (sizes folded), with placeholder
+    /// options filled by [`Linker::stage_kinds_and_caps`].
+    pub(super) fn declare_families(&mut self) {
+        for item in self.items {
+            let (name, size, span, is_stage) = match item {
+                ast::Item::Pool {
+                    name, size, span, ..
+                } => (name, size, *span, false),
+                ast::Item::Stage {
+                    name, size, span, ..
+                } => (name, size, *span, true),
+                _ => continue,
+            };
+            let word = if is_stage { "stage" } else { "pool" };
+            if let Some(d) = names::retired(&name.name, name.span) {
+                self.err(d);
+            }
+            let fams = if is_stage { &self.stages } else { &self.pools };
+            if let Some(first) = self.find(fams, &name.name) {
+                let first = first.span;
+                self.err(
+                    Diagnostic::new(
+                        "twice",
+                        name.span,
+                        format!("duplicate {word} `{}`: declared twice", name.name),
+                    )
+                    .with_secondary(first, "first declared here"),
+                );
+                continue;
+            }
+            let count = match size {
+                None => 1,
+                Some(e) => match self.constant(e, &format!("{word} `{}`: array size", name.name)) {
+                    Some(n) if n.fract() == 0.0 && (1.0..=MAX_ARRAY).contains(&n) => n as usize,
+                    Some(n) => {
+                        self.err(Diagnostic::new(
+                            "array-size",
+                            e.span,
+                            format!(
+                                "{word} `{}`: array size must be a positive integer (at most {MAX_ARRAY}), found {n}",
+                                name.name
+                            ),
+                        ));
+                        1
+                    }
+                    None => 1,
+                },
+            };
+            let fam_name = name.name.clone();
+            if is_stage {
+                let base = self.ir_stages.len();
+                self.stages.push(Family {
+                    name: fam_name.clone(),
+                    base,
+                    count,
+                    span,
+                });
+                self.ir_stages.extend((0..count).map(|_| ir::Stage {
+                    name: fam_name.clone(),
+                    kind: ir::StageKind::Delay,
+                }));
+            } else {
+                let base = self.ir_pools.len();
+                self.pools.push(Family {
+                    name: fam_name.clone(),
+                    base,
+                    count,
+                    span,
+                });
+                self.ir_pools.extend((0..count).map(|_| ir::Pool {
+                    name: fam_name.clone(),
+                    cap: f64::INFINITY,
+                }));
+            }
+        }
+    }
+
+    /// Folds pool options and stage kinds into the families' entries.
+    pub(super) fn stage_kinds_and_caps(&mut self) {
+        for item in self.items {
+            match item {
+                ast::Item::Pool { name, options, .. } => {
+                    let Some(fam) = self.find(&self.pools, &name.name).cloned() else {
+                        continue;
+                    };
+                    if fam.span != item_span(item) {
+                        continue; // a duplicate, already refused
+                    }
+                    let mut cap_span: Option<Span> = None;
+                    for o in options {
+                        match o.name.name.as_str() {
+                            "cap" => {
+                                if let Some(first) = cap_span {
+                                    self.twice(
+                                        &format!("pool `{}`: `cap`", name.name),
+                                        o.span,
+                                        first,
+                                    );
+                                    continue;
+                                }
+                                cap_span = Some(o.span);
+                                if let Some(c) =
+                                    self.constant(&o.value, &format!("pool `{}`: cap", name.name))
+                                {
+                                    for p in &mut self.ir_pools[fam.base..fam.base + fam.count] {
+                                        p.cap = c;
+                                    }
+                                }
+                            }
+                            w if TIER2_POOL_OPTIONS.contains(&w) => self.err(Diagnostic::new(
+                                "tier2",
+                                o.name.span,
+                                format!(
+                                    "pool `{}`: the option `{w}` is not supported yet (Tier 2)",
+                                    name.name
+                                ),
+                            )),
+                            w => self.err(
+                                Diagnostic::new(
+                                    "unknown-option",
+                                    o.name.span,
+                                    format!("unknown pool option `{w}`"),
+                                )
+                                .with_help("a pool takes `cap N;`"),
+                            ),
+                        }
+                    }
+                }
+                ast::Item::Stage { name, kind, .. } => {
+                    let Some(fam) = self.find(&self.stages, &name.name).cloned() else {
+                        continue;
+                    };
+                    if fam.span != item_span(item) {
+                        continue;
+                    }
+                    let kind = match kind {
+                        ast::StageKind::Delay(_) => ir::StageKind::Delay,
+                        ast::StageKind::Fifo(None, _) => ir::StageKind::Fifo(1),
+                        ast::StageKind::Fifo(Some(e), _) => {
+                            match self.constant(e, &format!("stage `{}`: fifo servers", name.name))
+                            {
+                                Some(c)
+                                    if c.fract() == 0.0 && c >= 0.0 && c <= f64::from(u32::MAX) =>
+                                {
+                                    ir::StageKind::Fifo(c as u32)
+                                }
+                                Some(c) => {
+                                    self.err(Diagnostic::new(
+                                        "fifo-servers",
+                                        e.span,
+                                        format!(
+                                            "stage `{}`: fifo servers must be a positive integer, found {c}",
+                                            name.name
+                                        ),
+                                    ));
+                                    ir::StageKind::Fifo(1)
+                                }
+                                None => ir::StageKind::Fifo(1),
+                            }
+                        }
+                        ast::StageKind::Ps(e, _) => {
+                            let phi = self.lower_expr(e, Moment::PsCapacity);
+                            match phi.constant_value() {
+                                Some(x) if x.is_nan() => {
+                                    self.err(Diagnostic::new(
+                                        "nan",
+                                        e.span,
+                                        format!("stage `{}`: ps capacity is NaN", name.name),
+                                    ));
+                                    ir::StageKind::Ps(ir::Expr::Num(1.0))
+                                }
+                                Some(x) => ir::StageKind::Ps(ir::Expr::Num(x)),
+                                None => ir::StageKind::Ps(phi),
+                            }
+                        }
+                    };
+                    for s in &mut self.ir_stages[fam.base..fam.base + fam.count] {
+                        s.kind = kind.clone();
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// `share maxmin;` / `share bottleneck;`, at most once.
+    pub(super) fn declare_share(&mut self) {
+        for item in self.items {
+            let ast::Item::Share { policy, span } = item else {
+                continue;
+            };
+            if let Some((_, first)) = self.share {
+                self.twice("`share`", *span, first);
+                continue;
+            }
+            let share = match policy.name.as_str() {
+                "maxmin" => ir::Share::MaxMin,
+                "bottleneck" => ir::Share::Bottleneck,
+                other => {
+                    self.err(Diagnostic::new(
+                        "share-policy",
+                        policy.span,
+                        format!("`share` takes `maxmin` or `bottleneck`, found `{other}`"),
+                    ));
+                    ir::Share::MaxMin
+                }
+            };
+            self.share = Some((share, *span));
+        }
+    }
+
+    /// The arrival law (`arrive none` when absent).
+    pub(super) fn arrival(
+        &mut self,
+        arrive: Option<&(&Ident, Option<&ast::Expr>, Span)>,
+    ) -> ir::Arrival {
+        let Some((law, arg, span)) = arrive else {
+            return ir::Arrival::None;
+        };
+        let law_name = law.name.as_str();
+        let Some(arg) = arg else {
+            if law_name != "none" {
+                self.err(Diagnostic::new(
+                    "arrival",
+                    *span,
+                    format!("`{law_name}` needs an argument: `{law_name}(n)`"),
+                ));
+            }
+            return ir::Arrival::None;
+        };
+        match law_name {
+            "poisson" => self
+                .constant(arg, "poisson rate")
+                .map_or(ir::Arrival::None, ir::Arrival::Poisson),
+            "renewal" => {
+                let gap = self.lower_expr(arg, Moment::Renewal);
+                match gap.constant_value() {
+                    Some(x) if x.is_nan() => {
+                        self.err(Diagnostic::new("nan", arg.span, "renewal gap is NaN"));
+                        ir::Arrival::None
+                    }
+                    Some(x) => ir::Arrival::Renewal(ir::Expr::Num(x)),
+                    None => ir::Arrival::Renewal(gap),
+                }
+            }
+            "closed" | "batch" => {
+                let min = if law_name == "batch" { 1.0 } else { 0.0 };
+                let Some(n) = self.constant(arg, &format!("{law_name}(n)")) else {
+                    return ir::Arrival::None;
+                };
+                if !(n.is_finite() && n.fract() == 0.0 && n >= min) {
+                    self.err(Diagnostic::new(
+                        "arrival",
+                        arg.span,
+                        format!("{law_name}(n) needs a whole n ≥ {min}, found {n}"),
+                    ));
+                    return ir::Arrival::None;
+                }
+                if law_name == "batch" {
+                    ir::Arrival::Batch(n as u64)
+                } else {
+                    ir::Arrival::Closed(n as u64)
+                }
+            }
+            "none" => {
+                self.err(Diagnostic::new(
+                    "arrival",
+                    arg.span,
+                    "`arrive none` takes no argument",
+                ));
+                ir::Arrival::None
+            }
+            other => {
+                let d = Diagnostic::new("unknown-arrival", law.span, format!("unknown arrival law `{other}`"))
+                    .with_help("write `arrive poisson(rate)`, `renewal(gap)`, `closed(n)`, `batch(n)` or `none`");
+                self.err(names::did_you_mean(
+                    d,
+                    other,
+                    ["poisson", "renewal", "closed", "batch", "none"],
+                ));
+                ir::Arrival::None
+            }
+        }
+    }
+
+    /// The `run` block's options with the overrides applied.
+    pub(super) fn run_options(&mut self, ov: &Overrides) -> RunOptions {
+        let mut seen: Vec<(String, Span)> = Vec::new();
+        let mut out = RunOptions {
+            horizon: f64::NAN,
+            warmup: 0.0,
+            seed: 1,
+            arrivals: None,
+        };
+        let mut has_horizon = false;
+        for item in self.items {
+            let ast::Item::Run { options, span } = item else {
+                continue;
+            };
+            if let Some(first) = self.run_span {
+                self.twice("the `run` block", *span, first);
+                continue;
+            }
+            self.run_span = Some(*span);
+            for o in options {
+                let word = o.name.name.as_str();
+                if !["horizon", "warmup", "seed", "arrivals"].contains(&word) {
+                    let d = Diagnostic::new(
+                        "unknown-option",
+                        o.name.span,
+                        format!("unknown run option `{word}`"),
+                    );
+                    self.err(names::did_you_mean(
+                        d,
+                        word,
+                        ["horizon", "warmup", "seed", "arrivals"],
+                    ));
+                    continue;
+                }
+                if let Some((_, first)) = seen.iter().find(|(w, _)| w == word) {
+                    let first = *first;
+                    self.twice(&format!("the run option `{word}`"), o.span, first);
+                    continue;
+                }
+                seen.push((word.to_string(), o.span));
+                let overridden = match word {
+                    "horizon" => ov.horizon.is_some(),
+                    "warmup" => ov.warmup.is_some(),
+                    "seed" => ov.seed.is_some(),
+                    _ => ov.arrivals.is_some(),
+                };
+                has_horizon |= word == "horizon";
+                if overridden {
+                    continue;
+                }
+                let Some(x) = self.constant(&o.value, &format!("run option `{word}`")) else {
+                    continue;
+                };
+                match word {
+                    "horizon" => out.horizon = x,
+                    "warmup" => out.warmup = x,
+                    // Truncation with saturation, as the reference converts.
+                    "seed" => out.seed = x as u64,
+                    _ => {
+                        let n = x.trunc();
+                        if !(n.is_finite() && n >= 1.0) {
+                            self.err(Diagnostic::new(
+                                "arrivals",
+                                o.value.span,
+                                format!("run: arrivals must be a finite number ≥ 1, found {x}"),
+                            ));
+                        } else {
+                            out.arrivals = Some(n as u64);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(h) = ov.horizon {
+            out.horizon = h;
+        } else if !has_horizon {
+            self.err(Diagnostic::new(
+                "no-horizon",
+                self.run_span.unwrap_or_default(),
+                "no horizon (run { horizon T; })",
+            ));
+        }
+        if let Some(w) = ov.warmup {
+            out.warmup = w;
+        }
+        if let Some(s) = ov.seed {
+            out.seed = s;
+        }
+        if let Some(a) = ov.arrivals {
+            out.arrivals = Some(a);
+        }
+        out
+    }
+}
+
+fn item_span(item: &ast::Item) -> Span {
+    match item {
+        ast::Item::Let { span, .. }
+        | ast::Item::Def { span, .. }
+        | ast::Item::Pool { span, .. }
+        | ast::Item::Stage { span, .. }
+        | ast::Item::Share { span, .. }
+        | ast::Item::Workload { span, .. }
+        | ast::Item::Session { span, .. }
+        | ast::Item::Run { span, .. } => *span,
+    }
+}

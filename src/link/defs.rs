@@ -1,0 +1,704 @@
+//! `def`s: checked where they are declared, then expanded by textual
+//! substitution wherever they are used.
+//!
+//! Architecture invariant: works on the AST only and returns AST; after
+//! expansion no `def` use is left, so the rest of the linker never sees one.
+//! A body may use only earlier `def`s, so expanding the uses left after a
+//! substitution terminates.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::names;
+use crate::syntax::Diagnostic;
+use crate::syntax::ast::{
+    Block, DefBody, Expr, ExprKind, HoldPool, Ident, Item, Ref, Stmt, StmtKind, TransferTarget,
+};
+
+/// One definition, its body already expanded by the definitions before it.
+#[derive(Clone, Debug)]
+struct Def {
+    params: Vec<Ident>,
+    body: DefBody,
+}
+
+/// The program's definitions, in declaration order.
+#[derive(Debug, Default)]
+pub struct Defs {
+    /// Lookup by name (iteration order never reaches the output).
+    by_name: HashMap<String, Def>,
+}
+
+/// Parameter name -> argument expression.
+type Subst<'a> = BTreeMap<&'a str, &'a Expr>;
+
+impl Defs {
+    /// Checks and expands every `def` of the program. `lets` are the names of
+    /// the program's `let` constants (a `def` may not share one).
+    pub fn build(
+        items: &[Item],
+        lets: &BTreeMap<String, (f64, Ident)>,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Defs {
+        let mut order: BTreeMap<&str, (usize, &Ident)> = BTreeMap::new();
+        let mut decls = Vec::new();
+        for item in items {
+            if let Item::Def {
+                name, params, body, ..
+            } = item
+            {
+                if let Some((_, first)) = order.get(name.name.as_str()) {
+                    diags.push(
+                        Diagnostic::new(
+                            "duplicate",
+                            name.span,
+                            format!("duplicate def `{}`: defined twice", name.name),
+                        )
+                        .with_secondary(first.span, "first defined here"),
+                    );
+                    continue;
+                }
+                order.insert(&name.name, (decls.len(), name));
+                decls.push((name, params, body));
+            }
+        }
+        let mut defs = Defs::default();
+        for (k, (name, params, body)) in decls.into_iter().enumerate() {
+            names::check_bound(&name.name, "def", name.span, diags);
+            if let Some((_, l)) = lets.get(&name.name) {
+                diags.push(
+                    Diagnostic::new(
+                        "duplicate",
+                        name.span,
+                        format!("`{}` is both a `def` and a `let`", name.name),
+                    )
+                    .with_secondary(l.span, "the `let` is here"),
+                );
+            }
+            for (i, p) in params.iter().enumerate() {
+                if params[..i].iter().any(|q| q.name == p.name) {
+                    diags.push(Diagnostic::new(
+                        "def-parameter",
+                        p.span,
+                        format!("`{}`: parameter `{}` is given twice", name.name, p.name),
+                    ));
+                }
+                if let Some(d) = names::hides(&p.name, "def parameter", p.span)
+                    .or_else(|| names::retired(&p.name, p.span))
+                {
+                    diags.push(d);
+                } else if names::is_language_word(&p.name) {
+                    diags.push(Diagnostic::new(
+                        "def-parameter",
+                        p.span,
+                        format!(
+                            "def parameter `{}` is a word of the language; choose another name",
+                            p.name
+                        ),
+                    ));
+                }
+            }
+            let mut uses = Vec::new();
+            match body {
+                DefBody::Expr(e) => calls_in_expr(e, &mut uses),
+                DefBody::Block(b) => calls_in_block(b, &mut uses),
+            }
+            let mut bad_use = false;
+            for u in uses {
+                if let Some((j, _)) = order.get(u.name.as_str())
+                    && *j >= k
+                {
+                    bad_use = true;
+                    let message = if *j == k {
+                        format!(
+                            "`{}` uses itself; a definition cannot be recursive",
+                            name.name
+                        )
+                    } else {
+                        format!(
+                            "`{}` uses `{}`, which is defined after it",
+                            name.name, u.name
+                        )
+                    };
+                    diags.push(Diagnostic::new("def-order", u.span, message));
+                }
+            }
+            if let DefBody::Block(b) = body {
+                assigned_params(&name.name, params, &b.stmts, diags);
+            }
+            if bad_use {
+                continue;
+            }
+            // The body is kept as written: a use substitutes the arguments
+            // first and expands the uses in the result afterwards, so a free
+            // name of an inner definition is never captured by a parameter
+            // of this one (as the reference does).
+            let body = body.clone();
+            defs.by_name.insert(
+                name.name.clone(),
+                Def {
+                    params: params.clone(),
+                    body,
+                },
+            );
+        }
+        defs
+    }
+
+    /// The names of the definitions (for did-you-mean notes).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().map(String::as_str)
+    }
+
+    /// Expands every use in a list of statements.
+    pub fn expand_stmts(&self, stmts: &[Stmt], diags: &mut Vec<Diagnostic>) -> Vec<Stmt> {
+        let mut out = Vec::with_capacity(stmts.len());
+        for s in stmts {
+            if let StmtKind::Call { name, args } = &s.kind {
+                let Some(def) = self.by_name.get(&name.name) else {
+                    let d = Diagnostic::new(
+                        "unknown-function",
+                        name.span,
+                        format!("unknown function `{}`", name.name),
+                    );
+                    diags.push(names::did_you_mean(d, &name.name, self.names()));
+                    continue;
+                };
+                let DefBody::Block(body) = &def.body else {
+                    diags.push(Diagnostic::new(
+                        "def-kind",
+                        s.span,
+                        format!(
+                            "`{}` is an expression, not statements; use it in an expression",
+                            name.name
+                        ),
+                    ));
+                    continue;
+                };
+                let args: Vec<Expr> = args.iter().map(|a| self.expand_expr(a, diags)).collect();
+                if let Some(map) = self.bind(
+                    name,
+                    &def.params,
+                    &args,
+                    DefBody::Block(body.clone()),
+                    diags,
+                ) {
+                    let spliced: Vec<Stmt> =
+                        body.stmts.iter().map(|st| subst_stmt(st, &map)).collect();
+                    out.extend(self.expand_stmts(&spliced, diags));
+                }
+                continue;
+            }
+            out.push(self.expand_stmt(s, diags));
+        }
+        out
+    }
+
+    fn expand_block(&self, b: &Block, diags: &mut Vec<Diagnostic>) -> Block {
+        Block {
+            stmts: self.expand_stmts(&b.stmts, diags),
+            span: b.span,
+        }
+    }
+
+    fn expand_stmt(&self, s: &Stmt, diags: &mut Vec<Diagnostic>) -> Stmt {
+        let mut e = |x: &Expr| self.expand_expr(x, diags);
+        let kind = match &s.kind {
+            StmtKind::Set { name, value } => StmtKind::Set {
+                name: name.clone(),
+                value: e(value),
+            },
+            StmtKind::Observe { name, value } => StmtKind::Observe {
+                name: name.clone(),
+                value: e(value),
+            },
+            StmtKind::Turn => StmtKind::Turn,
+            StmtKind::End => StmtKind::End,
+            StmtKind::Hold { pools, body, lease } => {
+                let pools = pools
+                    .iter()
+                    .map(|h| HoldPool {
+                        pool: self.expand_ref(&h.pool, diags),
+                        units: self.expand_expr(&h.units, diags),
+                        reserve: h.reserve.as_ref().map(|r| self.expand_expr(r, diags)),
+                    })
+                    .collect();
+                let lease = lease
+                    .as_ref()
+                    .map(|(r, t)| (self.expand_ref(r, diags), self.expand_expr(t, diags)));
+                StmtKind::Hold {
+                    pools,
+                    body: self.expand_block(body, diags),
+                    lease,
+                }
+            }
+            StmtKind::Grow { pool, amount } => StmtKind::Grow {
+                pool: self.expand_ref(pool, diags),
+                amount: self.expand_expr(amount, diags),
+            },
+            StmtKind::Load { pool, amount } => StmtKind::Load {
+                pool: self.expand_ref(pool, diags),
+                amount: self.expand_expr(amount, diags),
+            },
+            StmtKind::Release { pool } => StmtKind::Release {
+                pool: self.expand_ref(pool, diags),
+            },
+            StmtKind::Run { stages, work } => StmtKind::Run {
+                stages: stages.iter().map(|r| self.expand_ref(r, diags)).collect(),
+                work: self.expand_expr(work, diags),
+            },
+            StmtKind::Branch {
+                guard,
+                with,
+                then,
+                otherwise,
+            } => StmtKind::Branch {
+                guard: self.expand_expr(guard, diags),
+                with: *with,
+                then: self.expand_block(then, diags),
+                otherwise: otherwise.as_ref().map(|b| self.expand_block(b, diags)),
+            },
+            StmtKind::Loop { body } => StmtKind::Loop {
+                body: self.expand_block(body, diags),
+            },
+            StmtKind::Choose { var, count, keys } => StmtKind::Choose {
+                var: var.clone(),
+                count: self.expand_expr(count, diags),
+                keys: keys.iter().map(|k| self.expand_expr(k, diags)).collect(),
+            },
+            StmtKind::Call { .. } => unreachable!("statement uses are spliced by expand_stmts"),
+            StmtKind::Transfer {
+                target,
+                work,
+                from,
+                to,
+                amount,
+            } => StmtKind::Transfer {
+                target: match target {
+                    TransferTarget::Role => TransferTarget::Role,
+                    TransferTarget::Indexed(i) => {
+                        TransferTarget::Indexed(self.expand_expr(i, diags))
+                    }
+                    TransferTarget::On(rs) => {
+                        TransferTarget::On(rs.iter().map(|r| self.expand_ref(r, diags)).collect())
+                    }
+                },
+                work: self.expand_expr(work, diags),
+                from: self.expand_ref(from, diags),
+                to: self.expand_ref(to, diags),
+                amount: self.expand_expr(amount, diags),
+            },
+        };
+        Stmt { kind, span: s.span }
+    }
+
+    fn expand_ref(&self, r: &Ref, diags: &mut Vec<Diagnostic>) -> Ref {
+        Ref {
+            name: r.name.clone(),
+            index: r.index.as_ref().map(|i| self.expand_expr(i, diags)),
+            span: r.span,
+        }
+    }
+
+    /// Expands every use in an expression.
+    pub fn expand_expr(&self, e: &Expr, diags: &mut Vec<Diagnostic>) -> Expr {
+        let kind = match &e.kind {
+            ExprKind::Num(_) | ExprKind::Name(_) => return e.clone(),
+            ExprKind::Index(id, i) => {
+                ExprKind::Index(id.clone(), Box::new(self.expand_expr(i, diags)))
+            }
+            ExprKind::Call(name, args) => {
+                let args: Vec<Expr> = args.iter().map(|a| self.expand_expr(a, diags)).collect();
+                let Some(def) = self.by_name.get(&name.name) else {
+                    return Expr {
+                        kind: ExprKind::Call(name.clone(), args),
+                        span: e.span,
+                    };
+                };
+                let DefBody::Expr(body) = &def.body else {
+                    diags.push(Diagnostic::new(
+                        "def-kind",
+                        e.span,
+                        format!(
+                            "`{}` is statements, not an expression; use it as a statement `{}(…);`",
+                            name.name, name.name
+                        ),
+                    ));
+                    return Expr {
+                        kind: ExprKind::Num(0.0),
+                        span: e.span,
+                    };
+                };
+                return match self.bind(name, &def.params, &args, DefBody::Expr(body.clone()), diags)
+                {
+                    Some(map) => self.expand_expr(&subst_expr(body, &map), diags),
+                    None => Expr {
+                        kind: ExprKind::Num(0.0),
+                        span: e.span,
+                    },
+                };
+            }
+            ExprKind::Sample(d, args) => ExprKind::Sample(
+                d.clone(),
+                args.iter().map(|a| self.expand_expr(a, diags)).collect(),
+            ),
+            ExprKind::Unary(op, a) => ExprKind::Unary(*op, Box::new(self.expand_expr(a, diags))),
+            ExprKind::Binary(op, a, b) => ExprKind::Binary(
+                *op,
+                Box::new(self.expand_expr(a, diags)),
+                Box::new(self.expand_expr(b, diags)),
+            ),
+            ExprKind::Cond(c, a, b) => ExprKind::Cond(
+                Box::new(self.expand_expr(c, diags)),
+                Box::new(self.expand_expr(a, diags)),
+                Box::new(self.expand_expr(b, diags)),
+            ),
+        };
+        Expr { kind, span: e.span }
+    }
+
+    /// Binds arguments to parameters: checks the arity and that no argument
+    /// that draws goes to a parameter the body reads more than once.
+    fn bind<'a>(
+        &self,
+        name: &Ident,
+        params: &'a [Ident],
+        args: &'a [Expr],
+        body: DefBody,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Option<Subst<'a>> {
+        if params.len() != args.len() {
+            diags.push(Diagnostic::new(
+                "arity",
+                name.span,
+                format!(
+                    "`{}` takes {} argument(s), got {}",
+                    name.name,
+                    params.len(),
+                    args.len()
+                ),
+            ));
+            return None;
+        }
+        let mut ok = true;
+        for (p, a) in params.iter().zip(args) {
+            if !expr_draws(a) {
+                continue;
+            }
+            let reads = match &body {
+                DefBody::Expr(e) => reads_in_expr(e, &p.name),
+                DefBody::Block(b) => b.stmts.iter().map(|s| reads_in_stmt(s, &p.name)).sum(),
+            };
+            if reads > 1 {
+                ok = false;
+                diags.push(
+                    Diagnostic::new(
+                        "def-draw",
+                        a.span,
+                        format!(
+                            "the argument for `{}` draws, and `{}` reads `{}` {reads} times (each read would draw again)",
+                            p.name, name.name, p.name
+                        ),
+                    )
+                    .with_help("sample into an attribute first and pass the attribute"),
+                );
+            }
+        }
+        ok.then(|| params.iter().map(|p| p.name.as_str()).zip(args).collect())
+    }
+}
+
+/// `set`/`choose` of a parameter in a statement definition's body.
+fn assigned_params(def: &str, params: &[Ident], stmts: &[Stmt], diags: &mut Vec<Diagnostic>) {
+    for s in stmts {
+        let target = match &s.kind {
+            StmtKind::Set { name, .. } => Some(name),
+            StmtKind::Choose { var, .. } => Some(var),
+            _ => None,
+        };
+        if let Some(t) = target
+            && params.iter().any(|p| p.name == t.name)
+        {
+            diags.push(Diagnostic::new(
+                "def-parameter",
+                t.span,
+                format!(
+                    "`{def}` assigns its parameter `{}`; a parameter cannot be assigned",
+                    t.name
+                ),
+            ));
+        }
+        for b in inner_blocks(s) {
+            assigned_params(def, params, &b.stmts, diags);
+        }
+    }
+}
+
+fn inner_blocks(s: &Stmt) -> Vec<&Block> {
+    match &s.kind {
+        StmtKind::Hold { body, .. } | StmtKind::Loop { body } => vec![body],
+        StmtKind::Branch {
+            then, otherwise, ..
+        } => std::iter::once(then).chain(otherwise).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Every expression directly in a statement (not in its inner blocks).
+fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
+    fn refs(r: &Ref) -> Option<&Expr> {
+        r.index.as_ref()
+    }
+    let mut out: Vec<&Expr> = Vec::new();
+    match &s.kind {
+        StmtKind::Set { value, .. } | StmtKind::Observe { value, .. } => out.push(value),
+        StmtKind::Turn | StmtKind::End => {}
+        StmtKind::Hold { pools, lease, .. } => {
+            for h in pools {
+                out.extend(refs(&h.pool));
+                out.push(&h.units);
+                out.extend(h.reserve.as_ref());
+            }
+            if let Some((r, t)) = lease {
+                out.extend(refs(r));
+                out.push(t);
+            }
+        }
+        StmtKind::Grow { pool, amount } | StmtKind::Load { pool, amount } => {
+            out.extend(refs(pool));
+            out.push(amount);
+        }
+        StmtKind::Release { pool } => out.extend(refs(pool)),
+        StmtKind::Run { stages, work } => {
+            stages.iter().for_each(|r| out.extend(refs(r)));
+            out.push(work);
+        }
+        StmtKind::Branch { guard, .. } => out.push(guard),
+        StmtKind::Loop { .. } => {}
+        StmtKind::Choose { count, keys, .. } => {
+            out.push(count);
+            out.extend(keys);
+        }
+        StmtKind::Call { args, .. } => out.extend(args),
+        StmtKind::Transfer {
+            target,
+            work,
+            from,
+            to,
+            amount,
+        } => {
+            match target {
+                TransferTarget::Role => {}
+                TransferTarget::Indexed(i) => out.push(i),
+                TransferTarget::On(rs) => rs.iter().for_each(|r| out.extend(refs(r))),
+            }
+            out.push(work);
+            out.extend(refs(from));
+            out.extend(refs(to));
+            out.push(amount);
+        }
+    }
+    out
+}
+
+fn calls_in_block<'a>(b: &'a Block, out: &mut Vec<&'a Ident>) {
+    for s in &b.stmts {
+        if let StmtKind::Call { name, .. } = &s.kind {
+            out.push(name);
+        }
+        stmt_exprs(s)
+            .into_iter()
+            .for_each(|e| calls_in_expr(e, out));
+        inner_blocks(s)
+            .into_iter()
+            .for_each(|b| calls_in_block(b, out));
+    }
+}
+
+fn calls_in_expr<'a>(e: &'a Expr, out: &mut Vec<&'a Ident>) {
+    if let ExprKind::Call(name, _) = &e.kind {
+        out.push(name);
+    }
+    sub_exprs(e).into_iter().for_each(|s| calls_in_expr(s, out));
+}
+
+fn sub_exprs(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Num(_) | ExprKind::Name(_) => Vec::new(),
+        ExprKind::Index(_, i) => vec![i],
+        ExprKind::Call(_, a) | ExprKind::Sample(_, a) => a.iter().collect(),
+        ExprKind::Unary(_, a) => vec![a],
+        ExprKind::Binary(_, a, b) => vec![a, b],
+        ExprKind::Cond(c, a, b) => vec![c, a, b],
+    }
+}
+
+fn expr_draws(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Sample(..)) || sub_exprs(e).into_iter().any(expr_draws)
+}
+
+fn reads_in_expr(e: &Expr, p: &str) -> usize {
+    let own = usize::from(matches!(&e.kind, ExprKind::Name(n) if n == p));
+    own + sub_exprs(e)
+        .into_iter()
+        .map(|s| reads_in_expr(s, p))
+        .sum::<usize>()
+}
+
+fn reads_in_stmt(s: &Stmt, p: &str) -> usize {
+    stmt_exprs(s)
+        .into_iter()
+        .map(|e| reads_in_expr(e, p))
+        .sum::<usize>()
+        + inner_blocks(s)
+            .into_iter()
+            .flat_map(|b| &b.stmts)
+            .map(|s| reads_in_stmt(s, p))
+            .sum::<usize>()
+}
+
+fn subst_expr(e: &Expr, map: &Subst) -> Expr {
+    let kind = match &e.kind {
+        ExprKind::Num(_) => return e.clone(),
+        ExprKind::Name(n) => match map.get(n.as_str()) {
+            Some(arg) => return (*arg).clone(),
+            None => return e.clone(),
+        },
+        ExprKind::Index(id, i) => {
+            let id = match map.get(id.name.as_str()).map(|a| &a.kind) {
+                Some(ExprKind::Name(n)) => Ident {
+                    name: n.clone(),
+                    span: id.span,
+                },
+                _ => id.clone(),
+            };
+            ExprKind::Index(id, Box::new(subst_expr(i, map)))
+        }
+        ExprKind::Call(f, a) => {
+            ExprKind::Call(f.clone(), a.iter().map(|x| subst_expr(x, map)).collect())
+        }
+        ExprKind::Sample(d, a) => {
+            ExprKind::Sample(d.clone(), a.iter().map(|x| subst_expr(x, map)).collect())
+        }
+        ExprKind::Unary(op, a) => ExprKind::Unary(*op, Box::new(subst_expr(a, map))),
+        ExprKind::Binary(op, a, b) => ExprKind::Binary(
+            *op,
+            Box::new(subst_expr(a, map)),
+            Box::new(subst_expr(b, map)),
+        ),
+        ExprKind::Cond(c, a, b) => ExprKind::Cond(
+            Box::new(subst_expr(c, map)),
+            Box::new(subst_expr(a, map)),
+            Box::new(subst_expr(b, map)),
+        ),
+    };
+    Expr { kind, span: e.span }
+}
+
+/// A reference whose name is a parameter takes the argument's name (and
+/// its index, when the argument is `x[i]` and the reference has none).
+fn subst_ref(r: &Ref, map: &Subst) -> Ref {
+    let mut out = Ref {
+        name: r.name.clone(),
+        index: r.index.as_ref().map(|i| subst_expr(i, map)),
+        span: r.span,
+    };
+    match map.get(r.name.name.as_str()).map(|a| &a.kind) {
+        Some(ExprKind::Name(n)) => out.name.name = n.clone(),
+        Some(ExprKind::Index(id, i)) if out.index.is_none() => {
+            out.name.name = id.name.clone();
+            out.index = Some((**i).clone());
+        }
+        _ => {}
+    }
+    out
+}
+
+fn subst_block(b: &Block, map: &Subst) -> Block {
+    Block {
+        stmts: b.stmts.iter().map(|s| subst_stmt(s, map)).collect(),
+        span: b.span,
+    }
+}
+
+fn subst_stmt(s: &Stmt, map: &Subst) -> Stmt {
+    let e = |x: &Expr| subst_expr(x, map);
+    let r = |x: &Ref| subst_ref(x, map);
+    let kind = match &s.kind {
+        StmtKind::Set { name, value } => StmtKind::Set {
+            name: name.clone(),
+            value: e(value),
+        },
+        StmtKind::Observe { name, value } => StmtKind::Observe {
+            name: name.clone(),
+            value: e(value),
+        },
+        StmtKind::Turn => StmtKind::Turn,
+        StmtKind::End => StmtKind::End,
+        StmtKind::Hold { pools, body, lease } => StmtKind::Hold {
+            pools: pools
+                .iter()
+                .map(|h| HoldPool {
+                    pool: r(&h.pool),
+                    units: e(&h.units),
+                    reserve: h.reserve.as_ref().map(e),
+                })
+                .collect(),
+            body: subst_block(body, map),
+            lease: lease.as_ref().map(|(p, t)| (r(p), e(t))),
+        },
+        StmtKind::Grow { pool, amount } => StmtKind::Grow {
+            pool: r(pool),
+            amount: e(amount),
+        },
+        StmtKind::Load { pool, amount } => StmtKind::Load {
+            pool: r(pool),
+            amount: e(amount),
+        },
+        StmtKind::Release { pool } => StmtKind::Release { pool: r(pool) },
+        StmtKind::Run { stages, work } => StmtKind::Run {
+            stages: stages.iter().map(r).collect(),
+            work: e(work),
+        },
+        StmtKind::Branch {
+            guard,
+            with,
+            then,
+            otherwise,
+        } => StmtKind::Branch {
+            guard: e(guard),
+            with: *with,
+            then: subst_block(then, map),
+            otherwise: otherwise.as_ref().map(|b| subst_block(b, map)),
+        },
+        StmtKind::Loop { body } => StmtKind::Loop {
+            body: subst_block(body, map),
+        },
+        StmtKind::Choose { var, count, keys } => StmtKind::Choose {
+            var: var.clone(),
+            count: e(count),
+            keys: keys.iter().map(e).collect(),
+        },
+        StmtKind::Call { name, args } => StmtKind::Call {
+            name: name.clone(),
+            args: args.iter().map(e).collect(),
+        },
+        StmtKind::Transfer {
+            target,
+            work,
+            from,
+            to,
+            amount,
+        } => StmtKind::Transfer {
+            target: match target {
+                TransferTarget::Role => TransferTarget::Role,
+                TransferTarget::Indexed(i) => TransferTarget::Indexed(e(i)),
+                TransferTarget::On(rs) => TransferTarget::On(rs.iter().map(r).collect()),
+            },
+            work: e(work),
+            from: r(from),
+            to: r(to),
+            amount: e(amount),
+        },
+    };
+    Stmt { kind, span: s.span }
+}

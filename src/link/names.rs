@@ -1,0 +1,286 @@
+//! The words of the language and the checks every bound name passes:
+//! retired words, names that would hide `now`, `inf` or `present`, words a
+//! `def` parameter may not be, and the did-you-mean note for unknown names.
+//!
+//! Architecture invariant: pure functions over strings; no tables of the
+//! program being linked live here.
+
+use crate::syntax::Diagnostic;
+use crate::syntax::ast::Span;
+
+/// Words retired from the language, with what replaced them.
+const RETIRED: [(&str, &str); 5] = [
+    ("admit", "`admit` is only a pool option now (`admit via E`)"),
+    ("keep", "`keep` is now `cache`"),
+    ("enter", "`enter` is now `hold`"),
+    ("fit", "`fit` is now `fits`"),
+    ("where", "`where` is now `at admission`"),
+];
+
+/// Every keyword of the grammar, `fits`, every function and observable name
+/// and `bernoulli`: words a `def` parameter may not be.
+const LANGUAGE_WORDS: &[&str] = &[
+    "let",
+    "def",
+    "pool",
+    "stage",
+    "share",
+    "maxmin",
+    "bottleneck",
+    "workload",
+    "session",
+    "server",
+    "run",
+    "use",
+    "cap",
+    "block",
+    "evict",
+    "lru",
+    "by",
+    "preempt",
+    "none",
+    "lifo",
+    "queue",
+    "fifo",
+    "admit",
+    "via",
+    "spill",
+    "when",
+    "delay",
+    "ps",
+    "step",
+    "budget",
+    "cost",
+    "chunk",
+    "memory",
+    "serve",
+    "admission",
+    "decode",
+    "first",
+    "exclusive",
+    "prefill",
+    "arrive",
+    "init",
+    "turn",
+    "hidden",
+    "trace",
+    "ordered",
+    "poisson",
+    "renewal",
+    "closed",
+    "batch",
+    "horizon",
+    "warmup",
+    "seed",
+    "arrivals",
+    "set",
+    "observe",
+    "end",
+    "request",
+    "hold",
+    "reuse",
+    "at",
+    "cache",
+    "lease",
+    "grow",
+    "load",
+    "release",
+    "drop",
+    "growing",
+    "branch",
+    "with",
+    "else",
+    "loop",
+    "choose",
+    "in",
+    "tool",
+    "transfer",
+    "on",
+    "from",
+    "to",
+    "fits",
+    "reserve",
+    "min",
+    "max",
+    "abs",
+    "floor",
+    "ceil",
+    "sqrt",
+    "exp",
+    "ln",
+    "pow",
+    "busy",
+    "work",
+    "used",
+    "free",
+];
+
+/// Function and observable names that are words of the language besides
+/// the keywords above.
+const MORE_WORDS: &[&str] = &[
+    "holders",
+    "queued",
+    "cachedin",
+    "blocksize",
+    "budget_left",
+    "price",
+    "est_lambda",
+    "est_rho",
+    "est_wait",
+    "bernoulli",
+    "tool",
+];
+
+/// Tier-2 context variables with the place each exists in.
+pub const TIER2_CONTEXT: &[(&str, &str)] = &[
+    ("size", "an eviction key or spill clause"),
+    ("age", "an eviction key or spill clause"),
+    ("last", "an eviction key or spill clause"),
+    ("waiting", "an eviction key or spill clause"),
+    ("waited", "a pool's queue key"),
+    ("tokens", "a step stage's cost"),
+    ("prefilled", "a step stage's cost"),
+    ("attention", "a step stage's cost"),
+    (
+        "residents",
+        "a step stage's budget, chunk, cost or serve key",
+    ),
+    (
+        "decoders",
+        "a step stage's budget, chunk, cost or serve key",
+    ),
+    (
+        "kv_decode",
+        "a step stage's budget, chunk, cost or serve key",
+    ),
+    (
+        "kv_prefill",
+        "a step stage's budget, chunk, cost or serve key",
+    ),
+    ("decoding", "a step stage's serve key"),
+    ("admission", "a step stage's serve key"),
+    ("remaining", "a step stage's serve key"),
+    ("budget", "a step stage"),
+];
+
+/// Tier-2 functions, refused as not supported yet.
+pub const TIER2_FUNCTIONS: &[&str] = &[
+    "cachedin",
+    "blocksize",
+    "budget_left",
+    "price",
+    "est_lambda",
+    "est_rho",
+    "est_wait",
+];
+
+/// Whether `name` is a word of the language (a `def` parameter may not be one).
+pub fn is_language_word(name: &str) -> bool {
+    LANGUAGE_WORDS.contains(&name) || MORE_WORDS.contains(&name)
+}
+
+/// The refusal of a retired word used as a name, if `name` is one.
+pub fn retired(name: &str, span: Span) -> Option<Diagnostic> {
+    let (_, hint) = RETIRED.iter().find(|(w, _)| *w == name)?;
+    Some(
+        Diagnostic::new(
+            "retired-word",
+            span,
+            format!("`{name}` is a retired word and names nothing: {hint}"),
+        )
+        .with_label("retired word"),
+    )
+}
+
+/// The refusal of a bound name that would hide `now`, `inf` or `present`.
+/// `what` says what binds it (`let`, `set`, `choose`, `def`, `def` parameter).
+pub fn hides(name: &str, what: &str, span: Span) -> Option<Diagnostic> {
+    let hidden = match name {
+        "now" => "the clock `now`",
+        "inf" => "the number `inf`",
+        "present" => "the context variable `present`",
+        _ => return None,
+    };
+    Some(
+        Diagnostic::new(
+            "hides-builtin",
+            span,
+            format!("{what} `{name}` hides {hidden}"),
+        )
+        .with_label("choose another name"),
+    )
+}
+
+/// Checks a name a statement or declaration binds: retired words and names
+/// that hide a built-in. Pushes what it finds onto `diags`.
+pub fn check_bound(name: &str, what: &str, span: Span, diags: &mut Vec<Diagnostic>) {
+    if let Some(d) = retired(name, span) {
+        diags.push(d);
+    } else if let Some(d) = hides(name, what, span) {
+        diags.push(d);
+    }
+}
+
+/// Edit distance between two names (Levenshtein, by characters).
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(cur).min(row[j])
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// The closest of `candidates` to `name`, if it is close enough to be a typo.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(1);
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let d = distance(name, c);
+        if d <= limit && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// Adds a did-you-mean help to `d` when a candidate is close to `name`.
+pub fn did_you_mean<'a>(
+    d: Diagnostic,
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Diagnostic {
+    match closest(name, candidates) {
+        Some(c) => d.with_help(format!("did you mean `{c}`?")),
+        None => d,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_one_letter_typo_is_suggested() {
+        assert_eq!(closest("prefil", ["prefill", "decode"]), Some("prefill"));
+        assert_eq!(closest("zzz", ["prefill"]), None);
+    }
+
+    #[test]
+    fn parameters_may_not_be_words_of_the_language() {
+        assert!(is_language_word("run"));
+        assert!(is_language_word("queued"));
+        assert!(!is_language_word("uniform"));
+        assert!(!is_language_word("now"));
+    }
+}

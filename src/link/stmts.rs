@@ -1,0 +1,308 @@
+//! Statements: attribute and observation slots, blocks numbered in
+//! pre-order, and the sugar that never reaches the IR (`transfer` in all its
+//! forms, `branch with`).
+//!
+//! Architecture invariant: every statement pushed into a block has its
+//! source span pushed into the parallel span table, so a validator fault at
+//! (block, statement) maps back to the text.
+
+use super::exprs::Moment;
+use super::{Linker, names};
+use crate::ir;
+use crate::syntax::Diagnostic;
+use crate::syntax::ast::{self, Ident, Span, StmtKind, TransferTarget};
+
+/// The statement's leading word, for messages.
+pub(super) fn word(kind: &StmtKind) -> &'static str {
+    match kind {
+        StmtKind::Set { .. } => "set",
+        StmtKind::Observe { .. } => "observe",
+        StmtKind::Turn => "turn",
+        StmtKind::End => "end",
+        StmtKind::Hold { .. } => "hold",
+        StmtKind::Grow { .. } => "grow",
+        StmtKind::Load { .. } => "load",
+        StmtKind::Release { .. } => "release",
+        StmtKind::Run { .. } => "run",
+        StmtKind::Branch { .. } => "branch",
+        StmtKind::Loop { .. } => "loop",
+        StmtKind::Choose { .. } => "choose",
+        StmtKind::Call { .. } => "def use",
+        StmtKind::Transfer { .. } => "transfer",
+    }
+}
+
+impl Linker<'_> {
+    /// Allocates the slots of the attributes a block assigns and of the
+    /// observations it makes, depth first, in the order they are met.
+    pub(super) fn collect_slots(&mut self, stmts: &[ast::Stmt]) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Set { name, .. } => self.assigns(name, "set"),
+                StmtKind::Choose { var, .. } => self.assigns(var, "choose"),
+                StmtKind::Observe { name, .. } => {
+                    if let Some(d) = names::retired(&name.name, name.span) {
+                        self.err(d);
+                    } else if !self.observe_index.contains_key(&name.name) {
+                        self.observe_index
+                            .insert(name.name.clone(), self.observes.len());
+                        self.observes.push(name.name.clone());
+                    }
+                }
+                StmtKind::Hold { body, .. } | StmtKind::Loop { body } => {
+                    self.collect_slots(&body.stmts)
+                }
+                StmtKind::Branch {
+                    then, otherwise, ..
+                } => {
+                    self.collect_slots(&then.stmts);
+                    if let Some(o) = otherwise {
+                        self.collect_slots(&o.stmts);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn assigns(&mut self, name: &Ident, what: &str) {
+        let before = self.diags.len();
+        names::check_bound(&name.name, what, name.span, &mut self.diags);
+        if self.diags.len() == before && !self.attr_slot.contains_key(&name.name) {
+            self.attr_slot.insert(name.name.clone(), self.attrs.len());
+            self.attrs.push(name.name.clone());
+        }
+    }
+
+    /// Starts a new block and returns its index.
+    pub(super) fn new_block(&mut self) -> usize {
+        self.blocks.push(Vec::new());
+        self.spans.push(Vec::new());
+        self.blocks.len() - 1
+    }
+
+    fn push(&mut self, b: usize, stmt: ir::Stmt, span: Span) {
+        self.blocks[b].push(stmt);
+        self.spans[b].push(span);
+    }
+
+    /// Lowers statements into block `b`; inner blocks are numbered as they
+    /// are started (pre-order).
+    pub(super) fn lower_block(&mut self, stmts: &[ast::Stmt], b: usize) {
+        for s in stmts {
+            self.lower_stmt(s, b);
+        }
+    }
+
+    fn sub_block(&mut self, block: &ast::Block) -> usize {
+        let id = self.new_block();
+        self.lower_block(&block.stmts, id);
+        id
+    }
+
+    fn session(&mut self, e: &ast::Expr) -> ir::Expr {
+        self.lower_expr(e, Moment::Session)
+    }
+
+    fn pool(&mut self, r: &ast::Ref) -> Option<ir::CRef> {
+        self.lower_ref(r, false, Moment::Session)
+    }
+
+    fn lower_stmt(&mut self, s: &ast::Stmt, b: usize) {
+        let span = s.span;
+        let stmt = match &s.kind {
+            StmtKind::Set { name, value } => {
+                let value = self.session(value);
+                let Some(slot) = self.attr_slot.get(&name.name).copied() else {
+                    return;
+                };
+                ir::Stmt::Set(slot, value)
+            }
+            StmtKind::Observe { name, value } => {
+                let value = self.session(value);
+                let Some(i) = self.observe_index.get(&name.name).copied() else {
+                    return;
+                };
+                ir::Stmt::Observe(i, value)
+            }
+            StmtKind::Turn => ir::Stmt::Turn,
+            StmtKind::End => ir::Stmt::End,
+            StmtKind::Hold { pools, body, lease } => {
+                let mut ok = true;
+                let mut hold_pools = Vec::with_capacity(pools.len());
+                for h in pools {
+                    let r = self.pool(&h.pool);
+                    let units = self.session(&h.units);
+                    let reserve = h.reserve.as_ref().map(|e| self.session(e));
+                    match r {
+                        Some(r) => hold_pools.push(ir::HoldPool(r, units, reserve)),
+                        None => ok = false,
+                    }
+                }
+                let body = self.sub_block(body);
+                let lease = match lease {
+                    None => None,
+                    Some((r, t)) => {
+                        let r = self.pool(r);
+                        let t = self.session(t);
+                        ok &= r.is_some();
+                        r.map(|r| (r, t))
+                    }
+                };
+                if !ok {
+                    return;
+                }
+                ir::Stmt::Hold {
+                    pools: hold_pools,
+                    body,
+                    lease,
+                }
+            }
+            StmtKind::Grow { pool, amount } | StmtKind::Load { pool, amount } => {
+                let r = self.pool(pool);
+                let amount = self.session(amount);
+                let Some(r) = r else { return };
+                if matches!(s.kind, StmtKind::Grow { .. }) {
+                    ir::Stmt::Grow(r, amount)
+                } else {
+                    ir::Stmt::Load(r, amount)
+                }
+            }
+            StmtKind::Release { pool } => match self.pool(pool) {
+                Some(r) => ir::Stmt::Release(r),
+                None => return,
+            },
+            StmtKind::Run { stages, work } => match self.run(stages, work) {
+                Some(run) => run,
+                None => return,
+            },
+            StmtKind::Branch {
+                guard,
+                with,
+                then,
+                otherwise,
+            } => {
+                let mut g = self.session(guard);
+                if *with {
+                    g = ir::Expr::Sample(ir::Dist::Bernoulli, vec![g]);
+                }
+                let then = self.sub_block(then);
+                let otherwise = match otherwise {
+                    Some(o) => self.sub_block(o),
+                    None => self.new_block(),
+                };
+                ir::Stmt::Branch(g, then, otherwise)
+            }
+            StmtKind::Loop { body } => ir::Stmt::Loop(self.sub_block(body)),
+            StmtKind::Choose { var, count, keys } => {
+                let count = self.session(count);
+                let key = keys.iter().map(|k| self.session(k)).collect();
+                let Some(var) = self.attr_slot.get(&var.name).copied() else {
+                    return;
+                };
+                ir::Stmt::Choose { var, count, key }
+            }
+            // Spliced by `def` expansion; one left here was already refused.
+            StmtKind::Call { .. } => return,
+            StmtKind::Transfer {
+                target,
+                work,
+                from,
+                to,
+                amount,
+            } => {
+                self.transfer(s, target, work, from, to, amount, b);
+                return;
+            }
+        };
+        self.push(b, stmt, span);
+    }
+
+    /// `run s1, s2, … (w)`: the first stage, the others in `also`.
+    fn run(&mut self, stages: &[ast::Ref], work: &ast::Expr) -> Option<ir::Stmt> {
+        let refs: Vec<Option<ir::CRef>> = stages
+            .iter()
+            .map(|r| self.lower_ref(r, true, Moment::Session))
+            .collect();
+        let work = self.session(work);
+        let mut refs: Vec<ir::CRef> = refs.into_iter().collect::<Option<_>>()?;
+        if refs.is_empty() {
+            return None;
+        }
+        let stage = refs.remove(0);
+        Some(ir::Stmt::Run {
+            stage,
+            mode: ir::RunMode::Plain,
+            work,
+            growing: None,
+            also: refs,
+        })
+    }
+
+    /// `transfer … (X) from P to Q (n);` ≡ `run S… (X); load Q (n); release P;`
+    #[allow(clippy::too_many_arguments)]
+    fn transfer(
+        &mut self,
+        s: &ast::Stmt,
+        target: &TransferTarget,
+        work: &ast::Expr,
+        from: &ast::Ref,
+        to: &ast::Ref,
+        amount: &ast::Expr,
+        b: usize,
+    ) {
+        let stages = match target {
+            TransferTarget::On(refs) => refs.clone(),
+            TransferTarget::Role | TransferTarget::Indexed(_) => {
+                let above: Vec<String> = self
+                    .stages
+                    .iter()
+                    .filter(|f| {
+                        (f.name == "link" || f.name == "transfer") && f.span.start < s.span.start
+                    })
+                    .map(|f| f.name.clone())
+                    .collect();
+                match above.as_slice() {
+                    [one] => {
+                        let index = match target {
+                            TransferTarget::Indexed(i) => Some(i.clone()),
+                            _ => None,
+                        };
+                        vec![ast::Ref {
+                            name: Ident {
+                                name: one.clone(),
+                                span: s.span,
+                            },
+                            index,
+                            span: s.span,
+                        }]
+                    }
+                    [] => {
+                        self.err(
+                            Diagnostic::new("serving-role", s.span, "no stage declared above plays `transfer`")
+                                .with_help("declare `stage link : ps(φ);` above this statement, or write `transfer on S (X) from P to Q (n);`"),
+                        );
+                        return;
+                    }
+                    several => {
+                        self.err(Diagnostic::new(
+                            "serving-role",
+                            s.span,
+                            format!("several stages play `transfer` ({})", several.join(", ")),
+                        ));
+                        return;
+                    }
+                }
+            }
+        };
+        let run = self.run(&stages, work);
+        let to_ref = self.pool(to);
+        let amount = self.session(amount);
+        let from_ref = self.pool(from);
+        if let (Some(run), Some(to_ref), Some(from_ref)) = (run, to_ref, from_ref) {
+            self.push(b, run, s.span);
+            self.push(b, ir::Stmt::Load(to_ref, amount), s.span);
+            self.push(b, ir::Stmt::Release(from_ref), s.span);
+        }
+    }
+}

@@ -1,0 +1,427 @@
+//! Tokens to syntax tree: a recursive-descent parser with error recovery.
+//!
+//! Architecture invariant: the parser never gives up and never panics. Each
+//! error is reported once, then the parser skips to a point where it can go
+//! on (a `;` or `}` at the depth of the construct, or the next top-level
+//! keyword) and keeps what it had built. It checks only the shape of the
+//! text: names, arities and every other meaning are the linker's. Nesting
+//! is capped at [`MAX_DEPTH`] so deep input cannot overflow the stack.
+
+mod expr;
+mod item;
+mod stmt;
+
+use super::ast::{Program, Span};
+use super::diagnostic::Diagnostic;
+use super::lexer::{Token, TokenKind, lex};
+
+/// The deepest nesting of expressions and blocks the parser accepts.
+pub const MAX_DEPTH: u32 = 256;
+
+/// Parses a whole program, returning what could be built and every
+/// diagnostic found (lexical and syntactic), in source order per phase.
+pub fn parse(source: &str) -> (Program, Vec<Diagnostic>) {
+    let (tokens, mut diags) = lex(source);
+    let mut parser = Parser::new(source, tokens);
+    let program = parser.program();
+    diags.append(&mut parser.diags);
+    diags.sort_by_key(|d| d.span.start);
+    (program, diags)
+}
+
+/// The error marker: the diagnostic is already reported; the caller recovers.
+#[derive(Debug)]
+struct Fail;
+
+type PResult<T> = Result<T, Fail>;
+
+/// Words that begin a statement; a recovery stops at one that begins a line.
+const STATEMENT_WORDS: &[&str] = &[
+    "set", "observe", "turn", "end", "hold", "grow", "load", "release", "run", "branch", "loop",
+    "choose", "transfer", "request", "drop", "prefill", "decode", "tool",
+];
+
+/// Words that begin a top-level item; a top-level recovery stops at one.
+const ITEM_WORDS: &[&str] = &[
+    "let", "def", "pool", "stage", "share", "workload", "session", "run", "server", "use",
+];
+
+/// Words retired from the language, refused anywhere as a name, with the
+/// reference's hint.
+const RETIRED: &[(&str, &str)] = &[
+    (
+        "admit",
+        "`admit if … fit where x = e { … } keep (ℓ)` is now `hold … at admission (x = e) { … } cache (ℓ)` (the pool option `admit via` is unchanged)",
+    ),
+    ("keep", "`keep` is now `cache`"),
+    (
+        "enter",
+        "`enter` is now `hold`: `hold P (u) … at admission (x = e) { … } cache (ℓ);`",
+    ),
+    (
+        "fit",
+        "`fit` is gone: the pools of a `hold` are the condition",
+    ),
+    ("where", "`where x = e` is now `at admission (x = e)`"),
+];
+
+struct Parser<'a> {
+    src: &'a str,
+    tokens: Vec<Token>,
+    pos: usize,
+    diags: Vec<Diagnostic>,
+    /// Current nesting of expressions and blocks.
+    depth: u32,
+}
+
+impl<'a> Parser<'a> {
+    fn new(src: &'a str, tokens: Vec<Token>) -> Parser<'a> {
+        Parser {
+            src,
+            tokens,
+            pos: 0,
+            diags: Vec::new(),
+            depth: 0,
+        }
+    }
+
+    // ----- looking at tokens -------------------------------------------
+
+    fn token(&self) -> &Token {
+        // `lex` always ends the list with Eof and `bump` never passes it.
+        &self.tokens[self.pos.min(self.tokens.len() - 1)]
+    }
+
+    fn peek(&self) -> &TokenKind {
+        &self.token().kind
+    }
+
+    fn nth(&self, n: usize) -> &TokenKind {
+        &self.tokens[(self.pos + n).min(self.tokens.len() - 1)].kind
+    }
+
+    fn span(&self) -> Span {
+        self.token().span
+    }
+
+    /// The end of the last token taken (the start of the text before any).
+    fn prev_end(&self) -> u32 {
+        if self.pos == 0 {
+            0
+        } else {
+            self.tokens[self.pos - 1].span.end
+        }
+    }
+
+    /// The span from `start` to the end of the last token taken.
+    fn since(&self, start: Span) -> Span {
+        Span {
+            start: start.start,
+            end: self.prev_end().max(start.start),
+        }
+    }
+
+    fn at(&self, kind: &TokenKind) -> bool {
+        self.peek() == kind
+    }
+
+    fn at_eof(&self) -> bool {
+        self.at(&TokenKind::Eof)
+    }
+
+    fn word(&self) -> Option<&str> {
+        match self.peek() {
+            TokenKind::Ident(w) => Some(w),
+            _ => None,
+        }
+    }
+
+    fn at_word(&self, w: &str) -> bool {
+        self.word() == Some(w)
+    }
+
+    fn nth_is_word(&self, n: usize, w: &str) -> bool {
+        matches!(self.nth(n), TokenKind::Ident(x) if x == w)
+    }
+
+    /// Whether the current token is the first of its line.
+    fn starts_line(&self) -> bool {
+        let start = self.span().start as usize;
+        let prev = self.prev_end() as usize;
+        self.pos == 0
+            || self
+                .src
+                .get(prev..start)
+                .is_some_and(|gap| gap.contains('\n'))
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.token().clone();
+        if self.pos < self.tokens.len() - 1 {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn eat(&mut self, kind: &TokenKind) -> bool {
+        let found = self.at(kind);
+        if found {
+            self.bump();
+        }
+        found
+    }
+
+    fn eat_word(&mut self, w: &str) -> bool {
+        let found = self.at_word(w);
+        if found {
+            self.bump();
+        }
+        found
+    }
+
+    // ----- reporting ---------------------------------------------------
+
+    /// The current token as a message names it: `` `;` ``, `` `run` ``, `end of file`.
+    fn found(&self) -> String {
+        let t = self.token();
+        match &t.kind {
+            TokenKind::Eof => "end of file".to_string(),
+            TokenKind::Str(s) => format!("the string \"{s}\""),
+            kind => match kind.punct_text() {
+                Some(p) => format!("`{p}`"),
+                None => {
+                    let text = self
+                        .src
+                        .get(t.span.start as usize..t.span.end as usize)
+                        .unwrap_or("?");
+                    format!("`{text}`")
+                }
+            },
+        }
+    }
+
+    /// Reports a diagnostic unless one was already reported at the same
+    /// place (the second is almost always a consequence of the first).
+    fn report(&mut self, d: Diagnostic) {
+        if self
+            .diags
+            .last()
+            .is_some_and(|last| last.span.start == d.span.start)
+        {
+            return;
+        }
+        self.diags.push(d);
+    }
+
+    /// Reports "expected WHAT, found X" at the current token.
+    fn error_expected(&mut self, what: &str) -> Fail {
+        let d = Diagnostic::new(
+            "syntax",
+            self.span(),
+            format!("expected {what}, found {}", self.found()),
+        )
+        .with_label(format!("expected {what}"));
+        self.report(d);
+        Fail
+    }
+
+    /// Takes `kind` or reports "expected `kind` CONTEXT, found X".
+    fn expect(&mut self, kind: TokenKind, context: &str) -> PResult<Span> {
+        if self.at(&kind) {
+            return Ok(self.bump().span);
+        }
+        let p = kind.punct_text().unwrap_or("?");
+        Err(self.error_expected(&format!("`{p}` {context}")))
+    }
+
+    /// Takes the closing `kind` of a group opened at `open`.
+    fn expect_close(&mut self, kind: TokenKind, open: Span) -> PResult<Span> {
+        if self.at(&kind) {
+            return Ok(self.bump().span);
+        }
+        let p = kind.punct_text().unwrap_or("?");
+        let opener = self
+            .src
+            .get(open.start as usize..open.end as usize)
+            .unwrap_or("(");
+        let d = Diagnostic::new(
+            "syntax",
+            self.span(),
+            format!("expected `{p}` to close `{opener}`, found {}", self.found()),
+        )
+        .with_label(format!("expected `{p}`"))
+        .with_secondary(open, "opened here");
+        self.report(d);
+        Err(Fail)
+    }
+
+    /// Takes the `;` ending a statement or declaration. A missing `;` before
+    /// a token that begins a new line (or a `}`) is reported and taken as
+    /// written, so the next line parses; otherwise the caller recovers.
+    fn expect_semi(&mut self, what: &str) -> PResult<()> {
+        if self.eat(&TokenKind::Semi) {
+            return Ok(());
+        }
+        let lenient = self.starts_line() || self.at(&TokenKind::RBrace) || self.at_eof();
+        let end = self.prev_end();
+        let d = Diagnostic::new(
+            "syntax",
+            self.span(),
+            format!("expected `;` after {what}, found {}", self.found()),
+        )
+        .with_label("expected `;`")
+        .with_secondary(Span { start: end, end }, "add `;` here");
+        self.report(d);
+        if lenient { Ok(()) } else { Err(Fail) }
+    }
+
+    /// Reports a construct of a later tier (rule `unsupported`).
+    fn unsupported(&mut self, span: Span, what: &str) -> Fail {
+        let d = Diagnostic::new(
+            "unsupported",
+            span,
+            format!("{what} is not supported yet (a Tier 2 construct)"),
+        )
+        .with_label("not supported yet");
+        self.report(d);
+        Fail
+    }
+
+    /// Reports a retired word used as a name; returns whether it was one.
+    fn check_retired(&mut self, name: &str, span: Span) -> bool {
+        let Some((_, hint)) = RETIRED.iter().find(|(w, _)| *w == name) else {
+            return false;
+        };
+        let d = Diagnostic::new(
+            "retired-word",
+            span,
+            format!("`{name}` is a retired word and names nothing: {hint}"),
+        )
+        .with_label("retired word");
+        self.report(d);
+        true
+    }
+
+    // ----- nesting -----------------------------------------------------
+
+    /// Enters one level of nesting; past [`MAX_DEPTH`] reports it once,
+    /// skips the rest of the nested text and returns false.
+    fn enter(&mut self) -> bool {
+        self.depth += 1;
+        if self.depth <= MAX_DEPTH {
+            return true;
+        }
+        let d = Diagnostic::new(
+            "syntax",
+            self.span(),
+            format!("expected at most {MAX_DEPTH} levels of nesting, found deeper nesting"),
+        )
+        .with_label("nested too deeply")
+        .with_help("name the inner parts with `let` or `def`");
+        self.report(d);
+        self.skip_nested();
+        self.depth -= 1;
+        false
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    /// Skips tokens up to (not including) the first closing bracket that
+    /// closes a group opened before this point.
+    fn skip_nested(&mut self) {
+        let mut level = 0usize;
+        loop {
+            match self.peek() {
+                TokenKind::Eof => return,
+                TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => level += 1,
+                TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => {
+                    if level == 0 {
+                        return;
+                    }
+                    level -= 1;
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    // ----- recovery ----------------------------------------------------
+
+    /// Recovers inside a block: skips to just after a `;` at this depth,
+    /// to a `}` closing the block (not taken), or to a statement word that
+    /// begins a line. Always makes progress unless at `}` or the end.
+    fn sync_in_block(&mut self) {
+        let start = self.pos;
+        let mut level = 0usize;
+        loop {
+            match self.peek() {
+                TokenKind::Eof => return,
+                TokenKind::Semi if level == 0 => {
+                    self.bump();
+                    return;
+                }
+                TokenKind::RBrace if level == 0 => return,
+                TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => level += 1,
+                TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => {
+                    level = level.saturating_sub(1)
+                }
+                TokenKind::Ident(w)
+                    if level == 0
+                        && self.pos > start
+                        && STATEMENT_WORDS.contains(&w.as_str())
+                        && self.starts_line() =>
+                {
+                    return;
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    /// Recovers at top level: skips to just after a `;` or stray `}` at
+    /// this depth, or to an item word at this depth (not taken).
+    fn sync_top(&mut self) {
+        let start = self.pos;
+        let mut level = 0usize;
+        loop {
+            match self.peek() {
+                TokenKind::Eof => return,
+                TokenKind::Semi | TokenKind::RBrace if level == 0 => {
+                    self.bump();
+                    return;
+                }
+                TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => level += 1,
+                TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => {
+                    level = level.saturating_sub(1)
+                }
+                TokenKind::Ident(w)
+                    if level == 0 && self.pos > start && ITEM_WORDS.contains(&w.as_str()) =>
+                {
+                    return;
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_error_at_one_place_is_reported_once() {
+        let (_, diags) = parse("let x = (((");
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert!(
+            diags[0].message.contains("end of file"),
+            "{}",
+            diags[0].message
+        );
+    }
+}

@@ -1,0 +1,321 @@
+//! Blocks and statements (spec §1 `stmt`, §4). Tier-2 statements and
+//! clauses are refused as not supported yet.
+
+use super::{Fail, PResult, Parser};
+use crate::syntax::Diagnostic;
+use crate::syntax::ast::{Block, Expr, HoldPool, Ref, Span, Stmt, StmtKind, TransferTarget};
+use crate::syntax::lexer::TokenKind;
+
+impl Parser<'_> {
+    /// `{ stmts }`. A missing `}` is reported and the block kept.
+    pub(super) fn block(&mut self, context: &str) -> PResult<Block> {
+        let open = self.expect(TokenKind::LBrace, context)?;
+        if !self.enter() {
+            self.eat(&TokenKind::RBrace);
+            return Ok(Block {
+                stmts: Vec::new(),
+                span: self.since(open),
+            });
+        }
+        let mut stmts = Vec::new();
+        while !self.at(&TokenKind::RBrace) && !self.at_eof() {
+            let before = self.pos;
+            match self.stmt() {
+                Ok(stmt) => stmts.push(stmt),
+                Err(Fail) => self.sync_in_block(),
+            }
+            if self.pos == before && !self.at(&TokenKind::RBrace) {
+                self.bump();
+            }
+        }
+        self.leave();
+        // At `}` or the end of the text: a missing `}` is reported, the block kept.
+        let _ = self.expect_close(TokenKind::RBrace, open);
+        Ok(Block {
+            stmts,
+            span: self.since(open),
+        })
+    }
+
+    /// One statement.
+    fn stmt(&mut self) -> PResult<Stmt> {
+        let start = self.span();
+        let Some(word) = self.word().map(str::to_string) else {
+            return Err(self.error_expected("a statement"));
+        };
+        let kind = match word.as_str() {
+            "set" | "observe" => self.assignment(&word)?,
+            "turn" | "end" => {
+                self.bump();
+                self.expect_semi(&format!("`{word}`"))?;
+                if word == "turn" {
+                    StmtKind::Turn
+                } else {
+                    StmtKind::End
+                }
+            }
+            "hold" => self.hold()?,
+            "grow" | "load" => {
+                self.bump();
+                let pool = self.reference("a pool")?;
+                let amount = self.paren_expr(&format!("around the amount of `{word}`"))?;
+                self.expect_semi(&format!("the `{word}` statement"))?;
+                if word == "grow" {
+                    StmtKind::Grow { pool, amount }
+                } else {
+                    StmtKind::Load { pool, amount }
+                }
+            }
+            "release" => {
+                self.bump();
+                let pool = self.reference("a pool")?;
+                self.expect_semi("the `release` statement")?;
+                StmtKind::Release { pool }
+            }
+            "run" => self.run()?,
+            "branch" => self.branch()?,
+            "loop" => {
+                self.bump();
+                StmtKind::Loop {
+                    body: self.block("after `loop`")?,
+                }
+            }
+            "choose" => self.choose()?,
+            "transfer" => self.transfer()?,
+            "request" | "drop" | "prefill" | "decode" | "tool" => {
+                return Err(self.unsupported(start, &format!("the `{word}` statement")));
+            }
+            _ if self.nth(1) == &TokenKind::LParen => {
+                let name = self.name()?;
+                let args = self.args()?;
+                self.expect_semi(&format!("the use of `{}`", name.name))?;
+                StmtKind::Call { name, args }
+            }
+            _ => {
+                let mut d = Diagnostic::new(
+                    "syntax",
+                    start,
+                    format!("expected a statement, found `{word}`"),
+                )
+                .with_label("expected a statement");
+                if self.nth(1) == &TokenKind::Assign {
+                    d = d.with_help(format!("assign an attribute with `set {word} = …;`"));
+                } else if word == "else" {
+                    d = d.with_help("`else` follows the block of a `branch`");
+                }
+                self.report(d);
+                return Err(Fail);
+            }
+        };
+        Ok(Stmt {
+            kind,
+            span: self.since(start),
+        })
+    }
+
+    /// `set x = e;` or `observe o = e;`
+    fn assignment(&mut self, word: &str) -> PResult<StmtKind> {
+        self.bump();
+        let name = self.name()?;
+        self.expect(TokenKind::Assign, &format!("after `{word} {}`", name.name))?;
+        let value = self.expr()?;
+        self.expect_semi(&format!("the `{word}` statement"))?;
+        Ok(if word == "set" {
+            StmtKind::Set { name, value }
+        } else {
+            StmtKind::Observe { name, value }
+        })
+    }
+
+    /// A pool or stage reference `name [ "[" expr "]" ]`.
+    pub(super) fn reference(&mut self, what: &str) -> PResult<Ref> {
+        if !matches!(self.peek(), TokenKind::Ident(_)) {
+            return Err(self.error_expected(what));
+        }
+        let name = self.name()?;
+        let index = self.index()?;
+        Ok(Ref {
+            span: self.since(name.span),
+            name,
+            index,
+        })
+    }
+
+    /// `hold P (u) [reserve (r)], … { body } [lease P (t)] [;]`
+    fn hold(&mut self) -> PResult<StmtKind> {
+        self.bump();
+        let mut pools = Vec::new();
+        loop {
+            let pool = self.reference("a pool after `hold`")?;
+            let units =
+                self.paren_expr(&format!("around the units held in `{}`", pool.name.name))?;
+            let reserve = if self.eat_word("reserve") {
+                Some(self.paren_expr("after `reserve`")?)
+            } else {
+                None
+            };
+            pools.push(HoldPool {
+                pool,
+                units,
+                reserve,
+            });
+            if !self.eat(&TokenKind::Comma) {
+                break;
+            }
+        }
+        // Tier-2 clauses are refused, then read past so the body still parses.
+        if self.at_word("reuse") {
+            let at = self.bump().span;
+            self.unsupported(at, "`reuse` in a hold");
+            let _ = self.paren_expr("after `reuse`");
+        }
+        if self.at_word("at") && self.nth_is_word(1, "admission") {
+            let at = self.bump().span;
+            self.bump();
+            self.unsupported(Span::join(at, self.since(at)), "`at admission` in a hold");
+            if self.at(&TokenKind::LParen) {
+                self.bump();
+                self.skip_nested();
+                self.eat(&TokenKind::RParen);
+            }
+        }
+        let body = self.block("before the body of the hold")?;
+        if self.at_word("cache") {
+            let at = self.bump().span;
+            self.unsupported(at, "`cache` after a hold");
+            let _ = self.paren_expr("after `cache`");
+        }
+        let lease = if self.eat_word("lease") {
+            let pool = self.reference("the leased pool after `lease`")?;
+            let length = self.paren_expr("around the lease's length")?;
+            Some((pool, length))
+        } else {
+            None
+        };
+        self.eat(&TokenKind::Semi);
+        Ok(StmtKind::Hold { pools, body, lease })
+    }
+
+    /// `run s (w);` or `run s1, s2, … (w);`
+    fn run(&mut self) -> PResult<StmtKind> {
+        self.bump();
+        let mut stages = vec![self.reference("a stage after `run`")?];
+        while self.eat(&TokenKind::Comma) {
+            stages.push(self.reference("a stage after `,`")?);
+        }
+        if let Some(mode @ ("prefill" | "decode")) = self.word() {
+            let what = format!("the run mode `{mode}`");
+            return Err(self.unsupported(self.span(), &what));
+        }
+        let work = self.paren_expr("around the run's work")?;
+        if self.at_word("growing") {
+            return Err(self.unsupported(self.span(), "`growing`"));
+        }
+        self.expect_semi("the `run` statement")?;
+        Ok(StmtKind::Run { stages, work })
+    }
+
+    /// `branch [with] (g) {…} [else {…}]`
+    fn branch(&mut self) -> PResult<StmtKind> {
+        self.bump();
+        let with = self.eat_word("with");
+        let guard = self.paren_expr(if with {
+            "after `branch with`"
+        } else {
+            "after `branch`"
+        })?;
+        let then = self.block("before the branch's block")?;
+        let otherwise = if self.at_word("else") {
+            self.bump();
+            if !self.at(&TokenKind::LBrace) {
+                let d = Diagnostic::new(
+                    "syntax",
+                    self.span(),
+                    format!("expected `{{` after `else`, found {}", self.found()),
+                )
+                .with_label("expected `{`")
+                .with_help("`else` needs a block: write `else { branch … }`");
+                self.report(d);
+                return Err(Fail);
+            }
+            Some(self.block("after `else`")?)
+        } else {
+            None
+        };
+        Ok(StmtKind::Branch {
+            guard,
+            with,
+            then,
+            otherwise,
+        })
+    }
+
+    /// `choose j in n by (k1, …);`
+    fn choose(&mut self) -> PResult<StmtKind> {
+        self.bump();
+        let var = self.name()?;
+        if !self.eat_word("in") {
+            return Err(self.error_expected(&format!("`in` after `choose {}`", var.name)));
+        }
+        let count = self.expr()?;
+        if !self.eat_word("by") {
+            return Err(self.error_expected("`by (keys)` after the count of `choose`"));
+        }
+        if !self.at(&TokenKind::LParen) {
+            return Err(self.error_expected("`(` before the keys of `choose`"));
+        }
+        if self.nth(1) == &TokenKind::RParen {
+            self.bump();
+            return Err(self.error_expected("at least one key"));
+        }
+        let keys = self.args()?;
+        self.expect_semi("the `choose` statement")?;
+        Ok(StmtKind::Choose { var, count, keys })
+    }
+
+    /// `transfer [ "[" j "]" | on S1, S2 ] X from P to Q (n);`
+    fn transfer(&mut self) -> PResult<StmtKind> {
+        let start = self.bump().span;
+        let target = if let Some(index) = self.index()? {
+            TransferTarget::Indexed(index)
+        } else if self.eat_word("on") {
+            let mut stages = vec![self.reference("a stage after `on`")?];
+            while self.eat(&TokenKind::Comma) {
+                stages.push(self.reference("a stage after `,`")?);
+            }
+            TransferTarget::On(stages)
+        } else {
+            TransferTarget::Role
+        };
+        let work: Expr = self.expr()?;
+        if !self.eat_word("from") {
+            let d = Diagnostic::new(
+                "syntax",
+                self.span(),
+                format!(
+                    "`transfer` without `from P to Q (n)`: expected `from`, found {}",
+                    self.found()
+                ),
+            )
+            .with_label("expected `from`")
+            .with_secondary(start, "this transfer")
+            .with_help("write `transfer (X) from P to Q (n);`");
+            self.report(d);
+            return Err(Fail);
+        }
+        let from = self.reference("the pool the transfer leaves")?;
+        if !self.eat_word("to") {
+            return Err(self.error_expected("`to Q (n)` in the transfer"));
+        }
+        let to = self.reference("the pool the transfer reaches")?;
+        let amount = self.paren_expr("around the units the transfer loads")?;
+        self.expect_semi("the `transfer` statement")?;
+        Ok(StmtKind::Transfer {
+            target,
+            work,
+            from,
+            to,
+            amount,
+        })
+    }
+}
