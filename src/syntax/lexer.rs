@@ -2,8 +2,9 @@
 //!
 //! Architecture invariant: the lexer knows no keyword. Every word is an
 //! [`TokenKind::Ident`]; the parser decides by position what a word means.
-//! It never stops at a bad character: it reports it, skips it and goes on,
-//! and the token list always ends with one [`TokenKind::Eof`].
+//! It never stops at a bad character: it reports it, leaves a
+//! [`TokenKind::Error`] token in its place and goes on; the token list
+//! always ends with one [`TokenKind::Eof`].
 
 use super::ast::Span;
 use super::diagnostic::Diagnostic;
@@ -128,6 +129,9 @@ pub enum TokenKind {
     OrOr,
     /// `!`
     Bang,
+    /// Text the lexer refused and reported (an unexpected character, an
+    /// unterminated string); the parser reports nothing more at it.
+    Error,
     /// The end of the text.
     Eof,
 }
@@ -163,7 +167,7 @@ impl TokenKind {
             AndAnd => "&&",
             OrOr => "||",
             Bang => "!",
-            Num(_) | Str(_) | Ident(_) | Eof => return None,
+            Num(_) | Str(_) | Ident(_) | Error | Eof => return None,
         })
     }
 }
@@ -339,6 +343,7 @@ impl Lexer<'_> {
             }
             None => {
                 self.pos = self.bytes.len();
+                self.push(TokenKind::Error, start);
                 self.diags.push(
                     Diagnostic::new("lexical", span(start, start + 1), "unterminated string")
                         .with_label("this string is never closed")
@@ -414,6 +419,7 @@ impl Lexer<'_> {
 
     fn unexpected(&mut self, start: usize, len: usize) {
         self.pos = start + len;
+        self.push(TokenKind::Error, start);
         let c = &self.src[start..self.pos];
         let mut d = Diagnostic::new(
             "lexical",
@@ -436,29 +442,169 @@ impl Lexer<'_> {
 mod tests {
     use super::*;
 
-    fn kinds(src: &str) -> Vec<TokenKind> {
+    /// The token kinds of a text that lexes cleanly, without the final Eof.
+    fn tokens(src: &str) -> Vec<TokenKind> {
         let (tokens, diags) = lex(src);
-        assert!(diags.is_empty(), "{diags:?}");
-        tokens.into_iter().map(|t| t.kind).collect()
+        assert!(diags.is_empty(), "{diags:#?}");
+        let mut kinds: Vec<_> = tokens.into_iter().map(|t| t.kind).collect();
+        assert_eq!(kinds.pop(), Some(TokenKind::Eof));
+        kinds
+    }
+
+    fn num(v: f64) -> TokenKind {
+        TokenKind::Num(v)
+    }
+
+    fn ident(w: &str) -> TokenKind {
+        TokenKind::Ident(w.to_string())
+    }
+
+    /// The one diagnostic of a whole parse (lexer and parser).
+    fn one_error(src: &str) -> Diagnostic {
+        let mut diags = crate::syntax::parse(src).1;
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        diags.remove(0)
     }
 
     #[test]
-    fn words_are_identifiers_and_the_list_ends_with_eof() {
-        use TokenKind::*;
+    fn numbers_are_read_in_every_written_form() {
+        let written = "12 1.5 .5 5. 2e5 2E5 1e-2 1e+5 0.5e1 007 1.e5";
+        let want = [12.0, 1.5, 0.5, 5.0, 2e5, 2e5, 1e-2, 1e5, 5.0, 7.0, 1e5];
+        assert_eq!(tokens(written), want.map(num).to_vec());
+    }
+
+    #[test]
+    fn underscores_are_ignored_in_digits_and_fraction_but_not_exponent() {
         assert_eq!(
-            kinds("let é_1"),
-            vec![Ident("let".into()), Ident("é_1".into()), Eof]
+            tokens("1_000 1__0 1_ 1._5 1_e5"),
+            [1000.0, 10.0, 1.0, 1.5, 1e5].map(num).to_vec()
+        );
+        // `1e5_`: the exponent ends at the underscore, which begins a word.
+        assert_eq!(tokens("1e5_"), vec![num(1e5), ident("_")]);
+    }
+
+    #[test]
+    fn an_exponent_needs_a_digit_after_e() {
+        assert_eq!(tokens("2e"), vec![num(2.0), ident("e")]);
+        assert_eq!(
+            tokens("2e+x"),
+            vec![num(2.0), ident("e"), TokenKind::Plus, ident("x")]
+        );
+        // After an exponent a `.` begins a new number.
+        assert_eq!(tokens("1e5.3"), vec![num(1e5), num(0.3)]);
+    }
+
+    #[test]
+    fn an_overflowing_literal_reads_as_inf() {
+        assert_eq!(tokens("1e400"), vec![num(f64::INFINITY)]);
+    }
+
+    #[test]
+    fn hex_is_not_supported_so_0x10_is_zero_then_a_word() {
+        assert_eq!(tokens("0x10"), vec![num(0.0), ident("x10")]);
+    }
+
+    #[test]
+    fn a_number_with_two_dots_is_a_bad_number() {
+        let (_, diags) = lex("let x = 1.2.3;");
+        assert_eq!(diags.len(), 1);
+        assert_eq!(diags[0].message, "bad number `1.2.3`");
+        assert_eq!(diags[0].span, Span { start: 8, end: 13 });
+        let d = one_error("let x = 1..2;");
+        assert_eq!(d.message, "bad number `1..2`");
+    }
+
+    #[test]
+    fn an_unterminated_block_comment_is_reported_at_its_opening() {
+        let d = one_error("let x = 1; /* never closed");
+        assert_eq!(d.message, "unterminated block comment");
+        assert_eq!(d.span, Span { start: 11, end: 13 });
+        assert!(d.help.unwrap().contains("*/"));
+    }
+
+    #[test]
+    fn block_comments_do_not_nest_and_line_comments_end_at_the_newline() {
+        // The first `*/` closes the comment, so `c */` is left as tokens.
+        assert_eq!(
+            tokens("/* a /* b */ c */"),
+            vec![ident("c"), TokenKind::Star, TokenKind::Slash]
+        );
+        assert_eq!(tokens("1 // two 2\n3"), vec![num(1.0), num(3.0)]);
+        assert_eq!(tokens("1 /* multi\nline */ 2"), vec![num(1.0), num(2.0)]);
+    }
+
+    #[test]
+    fn identifiers_may_be_unicode_letters_and_have_no_dots() {
+        assert_eq!(
+            tokens("é_1 _x Ωmega"),
+            vec![ident("é_1"), ident("_x"), ident("Ωmega")]
+        );
+        // A dot is not part of a name and is no token.
+        let (tokens, diags) = lex("a.b");
+        assert_eq!(diags.len(), 1);
+        assert_eq!(diags[0].message, "unexpected character `.`");
+        let kinds: Vec<_> = tokens.into_iter().map(|t| t.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![ident("a"), TokenKind::Error, ident("b"), TokenKind::Eof]
         );
     }
 
     #[test]
-    fn exponent_needs_a_digit() {
+    fn every_punctuation_lexes_with_two_character_operators_first() {
         use TokenKind::*;
-        assert_eq!(kinds("2e"), vec![Num(2.0), Ident("e".into()), Eof]);
+        let want = vec![
+            LBrace, RBrace, LParen, RParen, LBracket, RBracket, Comma, Semi, Colon, Assign, Tilde,
+            Question, Plus, Minus, Star, Slash, Caret, Lt, Le, Gt, Ge, EqEq, Ne, AndAnd, OrOr,
+            Bang,
+        ];
         assert_eq!(
-            kinds("2e+x"),
-            vec![Num(2.0), Ident("e".into()), Plus, Ident("x".into()), Eof]
+            tokens("{ } ( ) [ ] , ; : = ~ ? + - * / ^ < <= > >= == != && || !"),
+            want
         );
-        assert_eq!(kinds("1e5_"), vec![Num(1e5), Ident("_".into()), Eof]);
+        assert_eq!(tokens("a<=b"), vec![ident("a"), Le, ident("b")]);
+    }
+
+    #[test]
+    fn strings_lex_and_an_unterminated_one_is_reported() {
+        assert_eq!(tokens(r#""lib.sq""#), vec![TokenKind::Str("lib.sq".into())]);
+        let (_, diags) = lex(r#"use "lib.sq;"#);
+        assert_eq!(diags[0].message, "unterminated string");
+    }
+
+    #[test]
+    fn an_unexpected_character_is_reported_once_and_becomes_an_error_token() {
+        let (tokens, diags) = lex("7 % 2 # x");
+        let messages: Vec<_> = diags.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            ["unexpected character `%`", "unexpected character `#`"]
+        );
+        assert_eq!(diags[0].span, Span { start: 2, end: 3 });
+        let kinds: Vec<_> = tokens.into_iter().map(|t| t.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                num(7.0),
+                TokenKind::Error,
+                num(2.0),
+                TokenKind::Error,
+                ident("x"),
+                TokenKind::Eof
+            ]
+        );
+        // A lone `&` is not `&&`; the parser adds nothing at the refused character.
+        assert_eq!(
+            one_error("let x = 1 & 2;").message,
+            "unexpected character `&`"
+        );
+    }
+
+    #[test]
+    fn token_spans_are_byte_ranges() {
+        let (tokens, _) = lex("ab  ç1 ;");
+        let spans: Vec<_> = tokens.iter().map(|t| (t.span.start, t.span.end)).collect();
+        // `ç` is two bytes, so `ç1` covers bytes 4..7.
+        assert_eq!(spans, vec![(0, 2), (4, 7), (8, 9), (9, 9)]);
     }
 }

@@ -5,7 +5,8 @@
 //! on (a `;` or `}` at the depth of the construct, or the next top-level
 //! keyword) and keeps what it had built. It checks only the shape of the
 //! text: names, arities and every other meaning are the linker's. Nesting
-//! is capped at [`MAX_DEPTH`] so deep input cannot overflow the stack.
+//! is capped at [`MAX_DEPTH`] and the tree's depth at [`MAX_TREE_DEPTH`],
+//! so deep input overflows neither this parser's stack nor a later pass's.
 
 mod expr;
 mod item;
@@ -18,8 +19,16 @@ use super::lexer::{Token, TokenKind, lex};
 /// The deepest nesting of expressions and blocks the parser accepts.
 pub const MAX_DEPTH: u32 = 256;
 
+/// The deepest syntax tree the parser builds, counting operator chains
+/// (`a + b + …` is as deep as it is long): later passes may walk and drop
+/// the tree recursively.
+pub const MAX_TREE_DEPTH: u32 = 1024;
+
 /// Parses a whole program, returning what could be built and every
-/// diagnostic found (lexical and syntactic), in source order per phase.
+/// diagnostic found (lexical and syntactic), sorted by position.
+///
+/// With diagnostics the program is partial (a construct with an error is
+/// left out, or holds a `0` where nesting was too deep) and must not be linked.
 pub fn parse(source: &str) -> (Program, Vec<Diagnostic>) {
     let (tokens, mut diags) = lex(source);
     let mut parser = Parser::new(source, tokens);
@@ -72,6 +81,10 @@ struct Parser<'a> {
     diags: Vec<Diagnostic>,
     /// Current nesting of expressions and blocks.
     depth: u32,
+    /// Current depth of the tree being built (nesting and operator chains).
+    tree: u32,
+    /// Whether nesting past [`MAX_DEPTH`] was reported (it is reported once).
+    too_deep: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -82,6 +95,8 @@ impl<'a> Parser<'a> {
             pos: 0,
             diags: Vec::new(),
             depth: 0,
+            tree: 0,
+            too_deep: false,
         }
     }
 
@@ -201,8 +216,13 @@ impl<'a> Parser<'a> {
     }
 
     /// Reports a diagnostic unless one was already reported at the same
-    /// place (the second is almost always a consequence of the first).
+    /// place (the second is almost always a consequence of the first), or
+    /// at a token the lexer refused.
     fn report(&mut self, d: Diagnostic) {
+        // The lexer reported the refused text already.
+        if self.at(&TokenKind::Error) && d.span == self.span() {
+            return;
+        }
         if self
             .diags
             .last()
@@ -277,12 +297,8 @@ impl<'a> Parser<'a> {
 
     /// Reports a construct of a later tier (rule `unsupported`).
     fn unsupported(&mut self, span: Span, what: &str) -> Fail {
-        let d = Diagnostic::new(
-            "unsupported",
-            span,
-            format!("{what} is not supported yet (a Tier 2 construct)"),
-        )
-        .with_label("not supported yet");
+        let d = Diagnostic::new("unsupported", span, format!("{what} is not supported yet"))
+            .with_label("not supported yet");
         self.report(d);
         Fail
     }
@@ -304,37 +320,70 @@ impl<'a> Parser<'a> {
 
     // ----- nesting -----------------------------------------------------
 
-    /// Enters one level of nesting; past [`MAX_DEPTH`] reports it once,
-    /// skips the rest of the nested text and returns false.
-    fn enter(&mut self) -> bool {
-        self.depth += 1;
-        if self.depth <= MAX_DEPTH {
+    /// Enters one level of nesting (a parenthesis, an argument list, a
+    /// block, an exponent). Past [`MAX_DEPTH`] levels, or a tree deeper than
+    /// [`MAX_TREE_DEPTH`], reports it (once per program), skips the rest of
+    /// the nested text (an expression also ends at a `;`) and returns false.
+    fn enter(&mut self, expression: bool) -> bool {
+        if self.depth < MAX_DEPTH && self.tree < MAX_TREE_DEPTH {
+            self.depth += 1;
+            self.tree += 1;
             return true;
         }
-        let d = Diagnostic::new(
-            "syntax",
-            self.span(),
-            format!("expected at most {MAX_DEPTH} levels of nesting, found deeper nesting"),
-        )
-        .with_label("nested too deeply")
-        .with_help("name the inner parts with `let` or `def`");
-        self.report(d);
-        self.skip_nested();
-        self.depth -= 1;
+        self.too_deep(expression);
         false
     }
 
     fn leave(&mut self) {
         self.depth -= 1;
+        self.tree -= 1;
+    }
+
+    /// Adds one operator of a chain (`a + b + …`, `- - a`), which deepens
+    /// the tree but not the parser's recursion; false (reported, rest of the
+    /// expression skipped) past [`MAX_TREE_DEPTH`]. The caller gives the
+    /// levels back with [`Parser::unchain`].
+    fn chain(&mut self) -> bool {
+        if self.tree < MAX_TREE_DEPTH {
+            self.tree += 1;
+            return true;
+        }
+        self.too_deep(true);
+        false
+    }
+
+    fn unchain(&mut self, links: u32) {
+        self.tree -= links;
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn too_deep(&mut self, expression: bool) {
+        if !self.too_deep {
+            self.too_deep = true;
+            let d = Diagnostic::new(
+                "syntax",
+                self.span(),
+                format!(
+                    "expected at most {MAX_DEPTH} levels of nesting and {MAX_TREE_DEPTH} chained operations, found more"
+                ),
+            )
+            .with_label("nested too deeply")
+            .with_help("name the inner parts with `let` or `def`");
+            self.report(d);
+        }
+        self.skip_nested(expression);
     }
 
     /// Skips tokens up to (not including) the first closing bracket that
-    /// closes a group opened before this point.
-    fn skip_nested(&mut self) {
+    /// closes a group opened before this point, or a `;` outside any group
+    /// if `to_semi`.
+    fn skip_nested(&mut self, to_semi: bool) {
         let mut level = 0usize;
         loop {
             match self.peek() {
                 TokenKind::Eof => return,
+                TokenKind::Semi if to_semi && level == 0 => return,
                 TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => level += 1,
                 TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => {
                     if level == 0 {

@@ -2,7 +2,8 @@
 //! chainable) < `+ -` < `* /` < prefix `- !` < `^` (right-associative, its
 //! exponent a `unary`).
 
-use super::{PResult, Parser};
+use super::{Fail, PResult, Parser};
+use crate::syntax::Diagnostic;
 use crate::syntax::ast::{BinOp, Expr, ExprKind, Ident, Span, UnOp};
 use crate::syntax::lexer::TokenKind;
 
@@ -50,7 +51,7 @@ impl Parser<'_> {
     /// `expr = orx [ "?" expr ":" expr ]`
     pub(super) fn expr(&mut self) -> PResult<Expr> {
         let start = self.span();
-        if !self.enter() {
+        if !self.enter(true) {
             return Ok(placeholder(self.since(start)));
         }
         let result = self.conditional();
@@ -77,6 +78,7 @@ impl Parser<'_> {
     fn binary(&mut self, min: u8) -> PResult<Expr> {
         let mut lhs = self.unary()?;
         let mut compared: Option<Span> = None;
+        let mut links = 0;
         while let Some((op, power)) = binary_op(self.peek()) {
             if power < min {
                 break;
@@ -84,30 +86,47 @@ impl Parser<'_> {
             if power == COMPARISON
                 && let Some(first) = compared
             {
-                let found = self.found();
-                let d = crate::syntax::Diagnostic::new(
-                    "syntax",
-                    self.span(),
-                    format!("expected the end of the comparison, found {found}: comparisons do not chain"),
-                )
-                .with_label("a second comparison")
-                .with_secondary(first, "the first comparison")
-                .with_help("parenthesise one comparison: `(a < b) == c`");
-                self.report(d);
-                return Err(super::Fail);
+                self.unchain(links);
+                return Err(self.chained_comparison(first));
             }
             self.bump();
-            let rhs = self.binary(power + 1)?;
+            if !self.chain() {
+                break;
+            }
+            links += 1;
+            let rhs = self.binary(power + 1);
+            let Ok(rhs) = rhs else {
+                self.unchain(links);
+                return rhs;
+            };
             lhs = binary(op, lhs, rhs);
             if power == COMPARISON {
                 compared = Some(lhs.span);
             }
         }
+        self.unchain(links);
         Ok(lhs)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn chained_comparison(&mut self, first: Span) -> Fail {
+        let found = self.found();
+        let d = Diagnostic::new(
+            "syntax",
+            self.span(),
+            format!("expected the end of the comparison, found {found}: comparisons do not chain"),
+        )
+        .with_label("a second comparison")
+        .with_secondary(first, "the first comparison")
+        .with_help("parenthesise one comparison: `(a < b) == c`");
+        self.report(d);
+        Fail
     }
 
     /// `unary = ( "-" | "!" ) unary | pow`, read iteratively.
     fn unary(&mut self) -> PResult<Expr> {
+        let start = self.span();
         let mut ops = Vec::new();
         loop {
             let op = match self.peek() {
@@ -115,9 +134,16 @@ impl Parser<'_> {
                 TokenKind::Bang => UnOp::Not,
                 _ => break,
             };
-            ops.push((op, self.bump().span));
+            let at = self.bump().span;
+            if !self.chain() {
+                self.unchain(ops.len() as u32);
+                return Ok(placeholder(self.since(start)));
+            }
+            ops.push((op, at));
         }
-        let mut e = self.pow()?;
+        let e = self.pow();
+        self.unchain(ops.len() as u32);
+        let mut e = e?;
         while let Some((op, at)) = ops.pop() {
             let span = Span::join(at, e.span);
             e = Expr {
@@ -135,7 +161,7 @@ impl Parser<'_> {
             return Ok(base);
         }
         let start = self.span();
-        if !self.enter() {
+        if !self.enter(true) {
             return Ok(binary(BinOp::Pow, base, placeholder(self.since(start))));
         }
         let exponent = self.unary();
@@ -144,63 +170,74 @@ impl Parser<'_> {
     }
 
     /// A number, a name, a call, a member `x[e]`, a draw `~d(…)` or `( expr )`.
+    ///
+    /// Each form is its own function, so the recursion through `( expr )`
+    /// keeps small stack frames.
     fn primary(&mut self) -> PResult<Expr> {
-        let start = self.span();
-        match self.peek().clone() {
+        match self.peek() {
             TokenKind::Num(value) => {
-                self.bump();
+                let value = *value;
                 Ok(Expr {
                     kind: ExprKind::Num(value),
-                    span: start,
+                    span: self.bump().span,
                 })
             }
-            TokenKind::Ident(_) => {
-                let name = self.name()?;
-                if self.at(&TokenKind::LParen) {
-                    let args = self.args()?;
-                    return Ok(Expr {
-                        kind: ExprKind::Call(name, args),
-                        span: self.since(start),
-                    });
-                }
-                if let Some(index) = self.index()? {
-                    return Ok(Expr {
-                        kind: ExprKind::Index(name, Box::new(index)),
-                        span: self.since(start),
-                    });
-                }
-                Ok(Expr {
-                    kind: ExprKind::Name(name.name),
-                    span: start,
-                })
-            }
-            TokenKind::Tilde => {
-                self.bump();
-                if !matches!(self.peek(), TokenKind::Ident(_)) {
-                    return Err(self.error_expected("a distribution name after `~`"));
-                }
-                let dist = self.name()?;
-                if !self.at(&TokenKind::LParen) {
-                    return Err(self.error_expected(&format!("`(` after `~{}`", dist.name)));
-                }
-                let args = self.args()?;
-                Ok(Expr {
-                    kind: ExprKind::Sample(dist, args),
-                    span: self.since(start),
-                })
-            }
-            TokenKind::LParen => {
-                let open = self.bump().span;
-                let inner = self.expr()?;
-                self.expect_close(TokenKind::RParen, open)?;
-                // The parentheses are part of the text: the span covers them.
-                Ok(Expr {
-                    kind: inner.kind,
-                    span: self.since(start),
-                })
-            }
+            TokenKind::Ident(_) => self.named(),
+            TokenKind::Tilde => self.sample(),
+            TokenKind::LParen => self.parenthesised(),
             _ => Err(self.error_expected("an expression")),
         }
+    }
+
+    /// A name, a call `name(args)` or a member `name[index]`.
+    fn named(&mut self) -> PResult<Expr> {
+        let start = self.span();
+        let name = self.name()?;
+        if self.at(&TokenKind::LParen) {
+            let args = self.args()?;
+            return Ok(Expr {
+                kind: ExprKind::Call(name, args),
+                span: self.since(start),
+            });
+        }
+        if let Some(index) = self.index()? {
+            return Ok(Expr {
+                kind: ExprKind::Index(name, Box::new(index)),
+                span: self.since(start),
+            });
+        }
+        Ok(Expr {
+            kind: ExprKind::Name(name.name),
+            span: start,
+        })
+    }
+
+    /// `~ name ( args )`
+    fn sample(&mut self) -> PResult<Expr> {
+        let start = self.bump().span;
+        if !matches!(self.peek(), TokenKind::Ident(_)) {
+            return Err(self.error_expected("a distribution name after `~`"));
+        }
+        let dist = self.name()?;
+        if !self.at(&TokenKind::LParen) {
+            return Err(self.error_expected(&format!("`(` after `~{}`", dist.name)));
+        }
+        let args = self.args()?;
+        Ok(Expr {
+            kind: ExprKind::Sample(dist, args),
+            span: self.since(start),
+        })
+    }
+
+    /// `( expr )`; the span covers the parentheses.
+    fn parenthesised(&mut self) -> PResult<Expr> {
+        let open = self.bump().span;
+        let inner = self.expr()?;
+        self.expect_close(TokenKind::RParen, open)?;
+        Ok(Expr {
+            kind: inner.kind,
+            span: self.since(open),
+        })
     }
 
     /// `( [ expr { , expr } ] )`, at `(`.
@@ -238,7 +275,7 @@ impl Parser<'_> {
         };
         let span = self.bump().span;
         if self.check_retired(&name, span) {
-            return Err(super::Fail);
+            return Err(Fail);
         }
         Ok(Ident { name, span })
     }

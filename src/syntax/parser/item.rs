@@ -262,7 +262,8 @@ impl Parser<'_> {
         while !self.at(&TokenKind::RBrace) && !self.at_eof() {
             let before = self.pos;
             match self.workload_item() {
-                Ok(item) => items.push(item),
+                Ok(Some(item)) => items.push(item),
+                Ok(None) => {}
                 Err(Fail) => self.sync_in_block(),
             }
             if self.pos == before && !self.at(&TokenKind::RBrace) {
@@ -276,7 +277,8 @@ impl Parser<'_> {
         })
     }
 
-    fn workload_item(&mut self) -> PResult<WorkloadItem> {
+    /// One item of the workload block; `None` for a refused one already skipped.
+    fn workload_item(&mut self) -> PResult<Option<WorkloadItem>> {
         let start = self.span();
         match self.word() {
             Some("arrive") => {
@@ -292,33 +294,33 @@ impl Parser<'_> {
                     _ => None,
                 };
                 self.expect_semi("the `arrive` line")?;
-                Ok(WorkloadItem::Arrive {
+                Ok(Some(WorkloadItem::Arrive {
                     law,
                     arg,
                     span: self.since(start),
-                })
+                }))
             }
             Some("init") => {
                 self.bump();
                 let block = self.block("after `init`")?;
-                Ok(WorkloadItem::Init(block, self.since(start)))
+                Ok(Some(WorkloadItem::Init(block, self.since(start))))
             }
             Some("turn") => {
                 self.bump();
                 let block = self.block("after `turn`")?;
-                Ok(WorkloadItem::Turn(block, self.since(start)))
+                Ok(Some(WorkloadItem::Turn(block, self.since(start))))
             }
             Some(word @ ("session" | "hidden" | "trace")) => {
                 let what = format!("`{word}` in a workload");
                 if word == "session" {
                     // Skip the block as a whole, so its statements are not read as workload items.
-                    let fail = self.unsupported(start, &what);
+                    self.unsupported(start, &what);
                     self.bump();
                     if self.eat(&TokenKind::LBrace) {
-                        self.skip_nested();
+                        self.skip_nested(false);
                         self.eat(&TokenKind::RBrace);
                     }
-                    return Err(fail);
+                    return Ok(None);
                 }
                 Err(self.unsupported(start, &what))
             }

@@ -10,7 +10,7 @@ impl Parser<'_> {
     /// `{ stmts }`. A missing `}` is reported and the block kept.
     pub(super) fn block(&mut self, context: &str) -> PResult<Block> {
         let open = self.expect(TokenKind::LBrace, context)?;
-        if !self.enter() {
+        if !self.enter(false) {
             self.eat(&TokenKind::RBrace);
             return Ok(Block {
                 stmts: Vec::new(),
@@ -37,84 +37,128 @@ impl Parser<'_> {
         })
     }
 
-    /// One statement.
+    /// One statement. A dispatcher only: each form is its own function, so
+    /// nested blocks recurse through small stack frames.
     fn stmt(&mut self) -> PResult<Stmt> {
         let start = self.span();
-        let Some(word) = self.word().map(str::to_string) else {
-            return Err(self.error_expected("a statement"));
+        // One call site for every form keeps this frame small in debug builds.
+        let form: fn(&mut Self) -> PResult<StmtKind> = match self.word() {
+            Some("set") => |p| p.assignment(true),
+            Some("observe") => |p| p.assignment(false),
+            Some("turn") => |p| p.bare(StmtKind::Turn, "`turn`"),
+            Some("end") => |p| p.bare(StmtKind::End, "`end`"),
+            Some("hold") => Self::hold,
+            Some("grow") => |p| p.pool_amount(true),
+            Some("load") => |p| p.pool_amount(false),
+            Some("release") => Self::release,
+            Some("run") => Self::run,
+            Some("branch") => Self::branch,
+            Some("loop") => Self::looped,
+            Some("choose") => Self::choose,
+            Some("transfer") => Self::transfer,
+            Some("request" | "drop" | "prefill" | "decode" | "tool") => {
+                return Err(self.unsupported_statement());
+            }
+            Some(_) if self.nth(1) == &TokenKind::LParen => Self::call,
+            _ => return Err(self.not_a_statement()),
         };
-        let kind = match word.as_str() {
-            "set" | "observe" => self.assignment(&word)?,
-            "turn" | "end" => {
-                self.bump();
-                self.expect_semi(&format!("`{word}`"))?;
-                if word == "turn" {
-                    StmtKind::Turn
-                } else {
-                    StmtKind::End
-                }
-            }
-            "hold" => self.hold()?,
-            "grow" | "load" => {
-                self.bump();
-                let pool = self.reference("a pool")?;
-                let amount = self.paren_expr(&format!("around the amount of `{word}`"))?;
-                self.expect_semi(&format!("the `{word}` statement"))?;
-                if word == "grow" {
-                    StmtKind::Grow { pool, amount }
-                } else {
-                    StmtKind::Load { pool, amount }
-                }
-            }
-            "release" => {
-                self.bump();
-                let pool = self.reference("a pool")?;
-                self.expect_semi("the `release` statement")?;
-                StmtKind::Release { pool }
-            }
-            "run" => self.run()?,
-            "branch" => self.branch()?,
-            "loop" => {
-                self.bump();
-                StmtKind::Loop {
-                    body: self.block("after `loop`")?,
-                }
-            }
-            "choose" => self.choose()?,
-            "transfer" => self.transfer()?,
-            "request" | "drop" | "prefill" | "decode" | "tool" => {
-                return Err(self.unsupported(start, &format!("the `{word}` statement")));
-            }
-            _ if self.nth(1) == &TokenKind::LParen => {
-                let name = self.name()?;
-                let args = self.args()?;
-                self.expect_semi(&format!("the use of `{}`", name.name))?;
-                StmtKind::Call { name, args }
-            }
-            _ => {
-                let mut d = Diagnostic::new(
-                    "syntax",
-                    start,
-                    format!("expected a statement, found `{word}`"),
-                )
-                .with_label("expected a statement");
-                if self.nth(1) == &TokenKind::Assign {
-                    d = d.with_help(format!("assign an attribute with `set {word} = …;`"));
-                } else if word == "else" {
-                    d = d.with_help("`else` follows the block of a `branch`");
-                }
-                self.report(d);
-                return Err(Fail);
-            }
-        };
+        let kind = form(self)?;
         Ok(Stmt {
             kind,
             span: self.since(start),
         })
     }
 
+    /// `turn;` or `end;`
+    fn bare(&mut self, kind: StmtKind, what: &str) -> PResult<StmtKind> {
+        self.bump();
+        self.expect_semi(what)?;
+        Ok(kind)
+    }
+
+    /// `grow p (d);` or `load p (n);`
+    fn pool_amount(&mut self, grow: bool) -> PResult<StmtKind> {
+        let word = if grow { "grow" } else { "load" };
+        self.bump();
+        let pool = self.reference("a pool")?;
+        let amount = self.paren_expr(&format!("around the amount of `{word}`"))?;
+        self.expect_semi(&format!("the `{word}` statement"))?;
+        Ok(if grow {
+            StmtKind::Grow { pool, amount }
+        } else {
+            StmtKind::Load { pool, amount }
+        })
+    }
+
+    /// `release p;`
+    fn release(&mut self) -> PResult<StmtKind> {
+        self.bump();
+        let pool = self.reference("a pool")?;
+        self.expect_semi("the `release` statement")?;
+        Ok(StmtKind::Release { pool })
+    }
+
+    /// `loop { … }`
+    fn looped(&mut self) -> PResult<StmtKind> {
+        self.bump();
+        Ok(StmtKind::Loop {
+            body: self.block("after `loop`")?,
+        })
+    }
+
+    /// `name(args);`
+    fn call(&mut self) -> PResult<StmtKind> {
+        let name = self.name()?;
+        let args = self.args()?;
+        if self.at(&TokenKind::LBrace) {
+            // `while (c) { … }`, `if (c) { … }`: not a use of a definition.
+            let d = Diagnostic::new(
+                "syntax",
+                name.span,
+                format!("expected a statement, found `{}`", name.name),
+            )
+            .with_label("expected a statement")
+            .with_help(
+                "serq repeats with `loop { … }` and tests with `branch (g) { … } else { … }`",
+            );
+            self.report(d);
+            return Err(Fail);
+        }
+        self.expect_semi(&format!("the use of `{}`", name.name))?;
+        Ok(StmtKind::Call { name, args })
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unsupported_statement(&mut self) -> Fail {
+        let what = format!("the `{}` statement", self.word().unwrap_or("?"));
+        self.unsupported(self.span(), &what)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn not_a_statement(&mut self) -> Fail {
+        let Some(word) = self.word().map(str::to_string) else {
+            return self.error_expected("a statement");
+        };
+        let mut d = Diagnostic::new(
+            "syntax",
+            self.span(),
+            format!("expected a statement, found `{word}`"),
+        )
+        .with_label("expected a statement");
+        if self.nth(1) == &TokenKind::Assign {
+            d = d.with_help(format!("assign an attribute with `set {word} = …;`"));
+        } else if word == "else" {
+            d = d.with_help("`else` follows the block of a `branch`");
+        }
+        self.report(d);
+        Fail
+    }
+
     /// `set x = e;` or `observe o = e;`
-    fn assignment(&mut self, word: &str) -> PResult<StmtKind> {
+    fn assignment(&mut self, set: bool) -> PResult<StmtKind> {
+        let word = if set { "set" } else { "observe" };
         self.bump();
         let name = self.name()?;
         self.expect(TokenKind::Assign, &format!("after `{word} {}`", name.name))?;
@@ -144,6 +188,16 @@ impl Parser<'_> {
     /// `hold P (u) [reserve (r)], … { body } [lease P (t)] [;]`
     fn hold(&mut self) -> PResult<StmtKind> {
         self.bump();
+        let pools = self.hold_pools()?;
+        self.refuse_hold_header_clauses();
+        let body = self.block("before the body of the hold")?;
+        let lease = self.hold_tail()?;
+        self.eat(&TokenKind::Semi);
+        Ok(StmtKind::Hold { pools, body, lease })
+    }
+
+    /// `P (u) [reserve (r)], …`
+    fn hold_pools(&mut self) -> PResult<Vec<HoldPool>> {
         let mut pools = Vec::new();
         loop {
             let pool = self.reference("a pool after `hold`")?;
@@ -160,10 +214,14 @@ impl Parser<'_> {
                 reserve,
             });
             if !self.eat(&TokenKind::Comma) {
-                break;
+                return Ok(pools);
             }
         }
-        // Tier-2 clauses are refused, then read past so the body still parses.
+    }
+
+    /// Refuses the Tier-2 `reuse (ρ)` and `at admission (…)`, reading past
+    /// them so the body still parses.
+    fn refuse_hold_header_clauses(&mut self) {
         if self.at_word("reuse") {
             let at = self.bump().span;
             self.unsupported(at, "`reuse` in a hold");
@@ -175,25 +233,25 @@ impl Parser<'_> {
             self.unsupported(Span::join(at, self.since(at)), "`at admission` in a hold");
             if self.at(&TokenKind::LParen) {
                 self.bump();
-                self.skip_nested();
+                self.skip_nested(false);
                 self.eat(&TokenKind::RParen);
             }
         }
-        let body = self.block("before the body of the hold")?;
+    }
+
+    /// `[cache (ℓ)] [lease P (t)]` after a hold's body; `cache` is refused.
+    fn hold_tail(&mut self) -> PResult<Option<(Ref, Expr)>> {
         if self.at_word("cache") {
             let at = self.bump().span;
             self.unsupported(at, "`cache` after a hold");
             let _ = self.paren_expr("after `cache`");
         }
-        let lease = if self.eat_word("lease") {
-            let pool = self.reference("the leased pool after `lease`")?;
-            let length = self.paren_expr("around the lease's length")?;
-            Some((pool, length))
-        } else {
-            None
-        };
-        self.eat(&TokenKind::Semi);
-        Ok(StmtKind::Hold { pools, body, lease })
+        if !self.eat_word("lease") {
+            return Ok(None);
+        }
+        let pool = self.reference("the leased pool after `lease`")?;
+        let length = self.paren_expr("around the lease's length")?;
+        Ok(Some((pool, length)))
     }
 
     /// `run s (w);` or `run s1, s2, … (w);`
