@@ -3,6 +3,8 @@
 //! Architecture invariant: the engine reads only the IR, never the AST;
 //! one seed gives one report, digit for digit.
 
+pub mod flows;
+
 use crate::ir::Program;
 use crate::report::Report;
 
