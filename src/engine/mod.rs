@@ -15,6 +15,8 @@ mod stages;
 mod stats;
 mod world;
 
+pub mod flows;
+
 use crate::ir::Program;
 use crate::report::Report;
 
