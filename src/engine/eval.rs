@@ -5,7 +5,7 @@
 //! Errors are messages (an index out of range, a distribution parameter out
 //! of range); the caller adds the statement, the session and the time.
 
-use super::flowsys::FlowSystem;
+use super::flows::FlowSystem;
 use super::pools::PoolState;
 use super::rng::Stream;
 use super::stages::StageState;

@@ -7,15 +7,13 @@
 
 mod eval;
 mod events;
-mod flowsys;
+pub mod flows;
 mod pools;
 mod rng;
 mod session;
 mod stages;
 mod stats;
 mod world;
-
-pub mod flows;
 
 use crate::ir::Program;
 use crate::report::Report;

@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::events::{EventKind, EventQueue};
-use super::flowsys::FlowSystem;
+use super::flows::FlowSystem;
 use super::stats::TimeAvg;
 use crate::ir::{Expr, StageKind};
 
@@ -358,7 +358,7 @@ impl StageState {
     /// `queue(s)`: jobs present.
     pub fn queue(&self, index: usize, flows: &FlowSystem) -> f64 {
         match &self.service {
-            Service::Shared(_) => flows.count(index) as f64,
+            Service::Shared(_) => flows.count(index as u32) as f64,
             _ => self.number.value(),
         }
     }
@@ -379,7 +379,7 @@ impl StageState {
                 busy.remaining(now) + waiting.iter().map(|j| j.work).sum::<f64>()
             }
             Service::Ps(ps) => ps.remaining(now),
-            Service::Shared(_) => flows.work(index, now),
+            Service::Shared(_) => flows.work(index as u32, now),
         }
     }
 }

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use super::RunError;
 use super::eval::{Cx, eval};
 use super::events::{EventKind, EventQueue};
-use super::flowsys::{FlowId, FlowSystem};
+use super::flows::{FlowId, FlowSystem};
 use super::pools::PoolState;
 use super::rng::{Purpose, Stream};
 use super::session::Session;
@@ -27,15 +27,6 @@ use smallvec::SmallVec;
 /// More statements than this by one session at one instant, or more
 /// `closed` replacements at one instant, is a livelock.
 pub const LIVELOCK: u64 = 1_000_000;
-
-/// A flow's owner in the world: the session and the stages it holds.
-#[derive(Clone, Debug, Default)]
-pub struct FlowJob {
-    /// The session's slot.
-    pub session: u32,
-    /// The stages the flow holds.
-    pub stages: SmallVec<[u32; 4]>,
-}
 
 /// Everything a run knows.
 pub struct World<'p> {
@@ -56,9 +47,8 @@ pub struct World<'p> {
     pub pools: Vec<PoolState>,
     /// Flows on shared stages.
     pub flows: FlowSystem,
-    /// Owners of live flows, by slot (the flow's `owner`).
-    pub flow_jobs: Vec<FlowJob>,
-    free_flow_jobs: Vec<u32>,
+    /// Scratch: the stages of the flow that is finishing.
+    flow_stages: SmallVec<[u32; 4]>,
     /// Whether a flow started or ended since the last issue.
     pub flows_changed: bool,
     flow_gen: u64,
@@ -120,8 +110,7 @@ impl<'p> World<'p> {
                 .map(|p| PoolState::new(p.cap, warmup))
                 .collect(),
             flows: FlowSystem::new(capacity, prog.share.unwrap_or(Share::MaxMin)),
-            flow_jobs: Vec::new(),
-            free_flow_jobs: Vec::new(),
+            flow_stages: SmallVec::new(),
             flows_changed: false,
             flow_gen: 0,
             flow_pending: None,
@@ -318,42 +307,28 @@ impl<'p> World<'p> {
         }
     }
 
-    /// Starts a flow of `work` over `stages` for session `session`.
+    /// Starts a flow of `work` over `stages` for session `session` (its owner).
     pub fn start_flow(&mut self, session: u32, stages: &[u32], work: f64) {
-        let job = FlowJob {
-            session,
-            stages: stages.iter().copied().collect(),
-        };
-        let slot = match self.free_flow_jobs.pop() {
-            Some(slot) => {
-                self.flow_jobs[slot as usize] = job;
-                slot
-            }
-            None => {
-                self.flow_jobs.push(job);
-                (self.flow_jobs.len() - 1) as u32
-            }
-        };
         for &s in stages {
             self.stages[s as usize].flow_count(self.now, 1.0);
         }
-        self.flows.start(self.now, stages, work, u64::from(slot));
+        self.flows.start(self.now, stages, work, u64::from(session));
         self.flows_changed = true;
     }
 
+    /// The flow's end: it completes once at every stage it held.
     fn finish_flow(&mut self, id: FlowId) {
         let now = self.now;
+        self.flow_stages.clear();
+        self.flow_stages.extend_from_slice(self.flows.stages_of(id));
         let (owner, start) = self.flows.finish(now, id);
-        let slot = owner as u32;
-        let job = std::mem::take(&mut self.flow_jobs[slot as usize]);
-        for &s in &job.stages {
+        for &s in &self.flow_stages {
             let stage = &mut self.stages[s as usize];
             stage.flow_count(now, -1.0);
             stage.record(now, start, start);
         }
-        self.free_flow_jobs.push(slot);
         self.flows_changed = true;
-        self.ready.push_back(job.session);
+        self.ready.push_back(owner as u32);
     }
 
     /// Runs ready sessions and admission passes until neither does anything,
@@ -410,7 +385,7 @@ impl<'p> World<'p> {
             for &s in self.flows.changed_stages() {
                 let stage = &mut self.stages[s as usize];
                 let phi = stage.shared_capacity().unwrap_or(f64::NAN);
-                stage.util.set(now, self.flows.load(s as usize) / phi);
+                stage.util.set(now, self.flows.load(s) / phi);
             }
             self.flow_gen += 1;
             self.flow_pending = None;

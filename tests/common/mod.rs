@@ -191,3 +191,30 @@ pub fn compare_stochastic(expected: &Value, report: &Report) -> Result<(), Strin
     }
     Ok(())
 }
+
+/// Parses and links a program's source text (panics with the diagnostics
+/// if it does not link: the engine's tests only run valid programs).
+pub fn compile(source: &str) -> serq::ir::Program {
+    let (ast, diags) = serq::syntax::parse(source);
+    assert!(diags.is_empty(), "parse errors: {diags:?}");
+    match serq::link::link(&ast, source, &Default::default()) {
+        Ok(program) => program,
+        Err(diags) => panic!("link errors: {diags:?}"),
+    }
+}
+
+/// Compiles and runs a program given as text.
+pub fn run(source: &str) -> Result<Report, serq::engine::RunError> {
+    serq::engine::run(&compile(source))
+}
+
+/// Runs a program that must run, and returns its samples of `name` in recording order.
+pub fn samples(report: &Report, name: &str) -> Vec<f64> {
+    report
+        .observes
+        .iter()
+        .find(|o| o.name == name)
+        .unwrap_or_else(|| panic!("no observation `{name}`"))
+        .samples
+        .clone()
+}
