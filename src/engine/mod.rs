@@ -1,7 +1,19 @@
 //! The simulation: runs a linked `ir::Program` and fills a `report::Report`.
 //!
 //! Architecture invariant: the engine reads only the IR, never the AST;
-//! one seed gives one report, digit for digit.
+//! one seed gives one report, digit for digit. The per-event path is plain
+//! functions over the [`world::World`]; nothing in it allocates in steady
+//! state or iterates a hash map.
+
+mod eval;
+mod events;
+pub mod flows;
+mod pools;
+mod rng;
+mod session;
+mod stages;
+mod stats;
+mod world;
 
 use crate::ir::Program;
 use crate::report::Report;
@@ -19,8 +31,22 @@ pub struct RunError {
     pub time: f64,
 }
 
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "run-time error at time {}", self.time)?;
+        if let Some(s) = self.session {
+            write!(f, ", session {s}")?;
+        }
+        if let Some((b, i)) = self.at {
+            write!(f, ", block {b}, statement {i}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for RunError {}
+
 /// Runs a validated program to its horizon (or its `arrivals` drain).
 pub fn run(program: &Program) -> Result<Report, RunError> {
-    let _ = program;
-    todo!("engine")
+    world::World::new(program).run()
 }

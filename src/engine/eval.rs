@@ -1,0 +1,248 @@
+//! Expressions: operators, distributions, pure functions and observables.
+//!
+//! Invariant: evaluation reads the world and never changes it, except that
+//! a draw advances the random stream of the evaluation site (the `Cx`'s).
+//! Errors are messages (an index out of range, a distribution parameter out
+//! of range); the caller adds the statement, the session and the time.
+
+use super::flows::FlowSystem;
+use super::pools::PoolState;
+use super::rng::Stream;
+use super::stages::StageState;
+use crate::ir::{Arg, BinOp, CRef, Ctx, Dist, Expr, Fun, UnOp};
+
+/// What an expression may read where it is evaluated.
+pub struct Cx<'a> {
+    /// The clock.
+    pub now: f64,
+    /// `present` (jobs at the ps stage whose capacity is evaluated); NaN elsewhere.
+    pub present: f64,
+    /// The session's attributes (empty outside a session).
+    pub attrs: &'a [f64],
+    /// The stream draws come from.
+    pub rng: &'a mut Stream,
+    /// Every stage member.
+    pub stages: &'a [StageState],
+    /// Every pool member.
+    pub pools: &'a [PoolState],
+    /// The flows on shared stages.
+    pub flows: &'a FlowSystem,
+}
+
+/// The family member a reference names: its index is a whole number in
+/// `0..count`. `what` is `"stage"`, `"pool"` or `""` (an observable's
+/// argument) and starts the message (`stage index 2 out of range (count 2)`).
+pub fn member(r: &CRef, cx: &mut Cx<'_>, what: &str) -> Result<usize, String> {
+    let Some(index) = &r.index else {
+        return Ok(r.base);
+    };
+    let i = eval(index, cx)?;
+    let sep = if what.is_empty() { "" } else { " " };
+    if !(i >= 0.0 && i.fract() == 0.0) {
+        return Err(format!("{what}{sep}index {i} is not a whole number >= 0"));
+    }
+    if i >= r.count as f64 {
+        return Err(format!(
+            "{what}{sep}index {i} out of range (count {})",
+            r.count
+        ));
+    }
+    Ok(r.base + i as usize)
+}
+
+fn truthy(x: f64) -> bool {
+    x != 0.0
+}
+
+fn bool01(b: bool) -> f64 {
+    if b { 1.0 } else { 0.0 }
+}
+
+/// Evaluates an expression.
+pub fn eval(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, String> {
+    Ok(match e {
+        Expr::Num(x) => *x,
+        Expr::Attr(slot) => match cx.attrs.get(*slot) {
+            Some(x) => *x,
+            None => return Err(format!("attribute slot {slot} is not readable here")),
+        },
+        Expr::Ctx(Ctx::Now) => cx.now,
+        Expr::Ctx(Ctx::N) => cx.present,
+        Expr::Sample(dist, args) => sample(*dist, args, cx)?,
+        Expr::Call(fun, args) => call(*fun, args, cx)?,
+        Expr::Unary(op, a) => {
+            let a = eval(a, cx)?;
+            match op {
+                UnOp::Neg => -a,
+                UnOp::Not => bool01(a == 0.0),
+            }
+        }
+        Expr::Binary(BinOp::And, a, b) => bool01(truthy(eval(a, cx)?) && truthy(eval(b, cx)?)),
+        Expr::Binary(BinOp::Or, a, b) => bool01(truthy(eval(a, cx)?) || truthy(eval(b, cx)?)),
+        Expr::Binary(op, a, b) => {
+            let (a, b) = (eval(a, cx)?, eval(b, cx)?);
+            match op {
+                BinOp::Add => a + b,
+                BinOp::Sub => a - b,
+                BinOp::Mul => a * b,
+                BinOp::Div => a / b,
+                BinOp::Pow => a.powf(b),
+                BinOp::Lt => bool01(a < b),
+                BinOp::Le => bool01(a <= b),
+                BinOp::Gt => bool01(a > b),
+                BinOp::Ge => bool01(a >= b),
+                BinOp::Eq => bool01(a == b),
+                BinOp::Ne => bool01(a != b),
+                BinOp::And | BinOp::Or => unreachable!("short-circuit operators are matched above"),
+            }
+        }
+        Expr::Cond(c, a, b) => {
+            if truthy(eval(c, cx)?) {
+                eval(a, cx)?
+            } else {
+                eval(b, cx)?
+            }
+        }
+    })
+}
+
+fn arg_expr(args: &[Arg], i: usize, fun: Fun) -> Result<&Expr, String> {
+    match args.get(i) {
+        Some(Arg::Expr(e)) => Ok(e),
+        _ => Err(format!(
+            "`{}` needs a number as argument {}",
+            fun.name(),
+            i + 1
+        )),
+    }
+}
+
+fn call(fun: Fun, args: &[Arg], cx: &mut Cx<'_>) -> Result<f64, String> {
+    let x =
+        |cx: &mut Cx<'_>, i: usize| -> Result<f64, String> { eval(arg_expr(args, i, fun)?, cx) };
+    Ok(match fun {
+        Fun::Min => {
+            let a = x(cx, 0)?;
+            a.min(x(cx, 1)?)
+        }
+        Fun::Max => {
+            let a = x(cx, 0)?;
+            a.max(x(cx, 1)?)
+        }
+        Fun::Pow => {
+            let a = x(cx, 0)?;
+            a.powf(x(cx, 1)?)
+        }
+        Fun::Abs => x(cx, 0)?.abs(),
+        Fun::Floor => x(cx, 0)?.floor(),
+        Fun::Ceil => x(cx, 0)?.ceil(),
+        Fun::Sqrt => x(cx, 0)?.sqrt(),
+        Fun::Exp => x(cx, 0)?.exp(),
+        Fun::Ln => x(cx, 0)?.ln(),
+        Fun::Queue | Fun::Busy | Fun::Work => {
+            let Some(Arg::Stage(r)) = args.first() else {
+                return Err(format!("`{}` needs a stage", fun.name()));
+            };
+            let s = member(r, cx, "")?;
+            let stage = &cx.stages[s];
+            match fun {
+                Fun::Queue => stage.queue(s, cx.flows),
+                Fun::Busy => stage.busy(s, cx.flows),
+                _ => stage.work(s, cx.now, cx.flows),
+            }
+        }
+        Fun::Used | Fun::Free | Fun::Holders | Fun::Queued => {
+            let Some(Arg::Pool(r)) = args.first() else {
+                return Err(format!("`{}` needs a pool", fun.name()));
+            };
+            let p = &cx.pools[member(r, cx, "")?];
+            match fun {
+                Fun::Used => p.used(),
+                Fun::Free => p.cap - p.used(),
+                Fun::Holders => p.holders() as f64,
+                _ => p.queued() as f64,
+            }
+        }
+    })
+}
+
+fn parameter_error(dist: Dist, what: &str, x: f64) -> String {
+    format!("`~{}`: parameter {what} is {x}, out of range", dist.name())
+}
+
+/// `-mean·ln(1 - u)`: an exponential draw by inversion.
+fn exponential(mean: f64, cx: &mut Cx<'_>) -> f64 {
+    -mean * (1.0 - cx.rng.uniform()).ln()
+}
+
+fn sample(dist: Dist, args: &[Expr], cx: &mut Cx<'_>) -> Result<f64, String> {
+    let mut p = [0.0f64; 2];
+    if args.len() != dist.arity() {
+        return Err(format!(
+            "`~{}` takes {} argument(s), got {}",
+            dist.name(),
+            dist.arity(),
+            args.len()
+        ));
+    }
+    for (slot, a) in p.iter_mut().zip(args) {
+        *slot = eval(a, cx)?;
+    }
+    let nonneg = |what: &str, x: f64| {
+        if x >= 0.0 {
+            Ok(())
+        } else {
+            Err(parameter_error(dist, what, x))
+        }
+    };
+    Ok(match dist {
+        Dist::Det => p[0],
+        Dist::Exp => {
+            nonneg("mean", p[0])?;
+            exponential(p[0], cx)
+        }
+        Dist::Uniform => {
+            let (a, b) = (p[0], p[1]);
+            if b < a || a.is_nan() || b.is_nan() {
+                return Err(format!(
+                    "`~uniform({a}, {b})`: parameter b is below a (or NaN), out of range"
+                ));
+            }
+            a + (b - a) * cx.rng.uniform()
+        }
+        Dist::Erlang => {
+            let (k, m) = (p[0], p[1]);
+            if !(k >= 1.0 && k.fract() == 0.0 && k.is_finite()) {
+                return Err(parameter_error(dist, "k (a whole number >= 1)", k));
+            }
+            nonneg("mean", m)?;
+            let phase = m / k;
+            let mut sum = 0.0;
+            for _ in 0..k as u64 {
+                sum += exponential(phase, cx);
+            }
+            sum
+        }
+        Dist::H2 => {
+            let (m, c2) = (p[0], p[1]);
+            nonneg("mean", m)?;
+            if c2 < 1.0 || c2.is_nan() {
+                return Err(parameter_error(dist, "c2 (at least 1)", c2));
+            }
+            let p1 = 0.5 * (1.0 + ((c2 - 1.0) / (c2 + 1.0)).sqrt());
+            let mean = if cx.rng.uniform() < p1 {
+                m / (2.0 * p1)
+            } else {
+                m / (2.0 * (1.0 - p1))
+            };
+            exponential(mean, cx)
+        }
+        Dist::Bernoulli => {
+            let q = p[0];
+            if !(0.0..=1.0).contains(&q) {
+                return Err(parameter_error(dist, "p (in [0, 1])", q));
+            }
+            bool01(cx.rng.uniform() < q)
+        }
+    })
+}

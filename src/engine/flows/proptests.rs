@@ -1,0 +1,254 @@
+//! Invariants under random start / finish sequences, against the naive oracles.
+
+use super::oracle::{bottleneck_rates, maxmin_rates};
+use super::{FlowId, FlowSystem, MaxMinSolver};
+use crate::ir::Share;
+use proptest::prelude::*;
+
+const EPS: f64 = 1e-9;
+
+fn close(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= EPS * a.abs().max(b.abs()).max(1.0)
+}
+
+/// One step of a random history.
+#[derive(Clone, Debug)]
+enum Op {
+    /// Start a flow on the stages picked by the bits of `mask` (at least one).
+    Start { mask: u32, work: f64 },
+    /// Finish the live flow at `pick % len` (not necessarily the earliest).
+    Finish { pick: usize },
+    /// Let the earliest flow end.
+    Fire,
+    /// End the settle: solve.
+    Solve,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (1u32..u32::MAX, prop_oneof![Just(1.0), Just(2.0), 0.1f64..5.0])
+            .prop_map(|(mask, work)| Op::Start { mask, work }),
+        1 => any::<usize>().prop_map(|pick| Op::Finish { pick }),
+        2 => Just(Op::Fire),
+        3 => Just(Op::Solve),
+    ]
+}
+
+fn capacity() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        4 => Just(1.0),
+        2 => Just(2.0),
+        1 => Just(0.5),
+        1 => Just(3.0),
+        1 => Just(f64::INFINITY),
+        2 => 0.1f64..10.0,
+    ]
+}
+
+/// Stages from the bits of `mask`: at most three, distinct.
+fn stages_from(mask: u32, n: usize) -> Vec<u32> {
+    let mut st: Vec<u32> = Vec::new();
+    let mut m = mask;
+    while m != 0 && st.len() < 3 {
+        let s = m.trailing_zeros() % n as u32;
+        if !st.contains(&s) {
+            st.push(s);
+        }
+        m &= m - 1;
+    }
+    if st.is_empty() {
+        st.push(mask % n as u32);
+    }
+    st
+}
+
+/// Everything observable after a solve, for determinism.
+type Trace = Vec<(f64, Option<(f64, FlowId)>, Vec<u32>)>;
+
+/// Plays `ops` on a maxmin system with `solver` and a bottleneck system in
+/// lockstep, checking the invariants after every solve.
+fn play(capacity: &[f64], ops: &[Op], solver: MaxMinSolver) -> Result<Trace, TestCaseError> {
+    let n = capacity.len();
+    let mut mm = FlowSystem::with_solver(capacity.to_vec(), Share::MaxMin, solver);
+    let mut oracle_sys =
+        FlowSystem::with_solver(capacity.to_vec(), Share::MaxMin, MaxMinSolver::Components);
+    let mut bn = FlowSystem::new(capacity.to_vec(), Share::Bottleneck);
+    let mut now = 0.0;
+    let mut trace = Trace::new();
+    let mut owner = 0;
+    for op in ops.iter().chain(std::iter::once(&Op::Solve)) {
+        match *op {
+            Op::Start { mask, work } => {
+                let st = stages_from(mask, n);
+                owner += 1;
+                let a = mm.start(now, &st, work, owner);
+                let b = oracle_sys.start(now, &st, work, owner);
+                let c = bn.start(now, &st, work, owner);
+                prop_assert!(a == b && b == c);
+            }
+            Op::Finish { pick } => {
+                let ids: Vec<FlowId> = mm.ids().collect();
+                if !ids.is_empty() {
+                    let id = ids[pick % ids.len()];
+                    let got = mm.finish(now, id);
+                    prop_assert_eq!(got, oracle_sys.finish(now, id));
+                    prop_assert_eq!(got, bn.finish(now, id));
+                }
+            }
+            Op::Fire => {
+                if let Some((t, id)) = mm.next_end() {
+                    prop_assert!(t >= now, "an end {t} before now {now}");
+                    now = t;
+                    mm.finish(now, id);
+                    oracle_sys.finish(now, id);
+                    bn.finish(now, id);
+                }
+            }
+            Op::Solve => {
+                mm.solve(now);
+                oracle_sys.solve(now);
+                bn.solve(now);
+                check(capacity, &mm, &oracle_sys, &bn, now)?;
+                trace.push((now, mm.next_end(), mm.changed_stages().to_vec()));
+                for id in mm.ids() {
+                    trace.push((mm.rate(id), None, Vec::new()));
+                }
+            }
+        }
+    }
+    Ok(trace)
+}
+
+fn check(
+    capacity: &[f64],
+    mm: &FlowSystem,
+    full: &FlowSystem,
+    bn: &FlowSystem,
+    now: f64,
+) -> Result<(), TestCaseError> {
+    let ids: Vec<FlowId> = mm.ids().collect();
+    let stages: Vec<Vec<u32>> = ids.iter().map(|&id| mm.stages_of(id).to_vec()).collect();
+    let want_mm = maxmin_rates(capacity, &stages);
+    let want_bn = bottleneck_rates(capacity, &stages);
+    for (k, &id) in ids.iter().enumerate() {
+        let r = mm.rate(id);
+        prop_assert!(
+            close(r, want_mm[k]),
+            "maxmin {:?}: {} vs oracle {}",
+            id,
+            r,
+            want_mm[k]
+        );
+        prop_assert!(
+            close(r, full.rate(id)),
+            "incremental {} vs full {}",
+            r,
+            full.rate(id)
+        );
+        prop_assert!(
+            close(bn.rate(id), want_bn[k]),
+            "bottleneck {} vs {}",
+            bn.rate(id),
+            want_bn[k]
+        );
+        prop_assert!(
+            bn.rate(id) <= r * (1.0 + EPS),
+            "bottleneck {} above maxmin {}",
+            bn.rate(id),
+            r
+        );
+        prop_assert!(mm.remaining(id, now) >= 0.0);
+    }
+    for (s, &cap) in capacity.iter().enumerate() {
+        let s = s as u32;
+        for sys in [mm, bn] {
+            let sum: f64 = ids
+                .iter()
+                .filter(|&&id| sys.stages_of(id).contains(&s))
+                .map(|&id| sys.rate(id))
+                .sum();
+            prop_assert!(
+                close(sys.load(s), sum),
+                "load of stage {}: {} vs {}",
+                s,
+                sys.load(s),
+                sum
+            );
+            prop_assert_eq!(
+                sys.count(s),
+                ids.iter()
+                    .filter(|&&id| sys.stages_of(id).contains(&s))
+                    .count()
+            );
+            if cap.is_finite() {
+                prop_assert!(
+                    sum <= cap * (1.0 + EPS),
+                    "stage {} carries {} > {}",
+                    s,
+                    sum,
+                    cap
+                );
+            }
+        }
+    }
+    // The max-min certificate: a full stage where no flow is faster.
+    for &id in &ids {
+        let r = mm.rate(id);
+        if mm
+            .stages_of(id)
+            .iter()
+            .all(|&s| capacity[s as usize].is_infinite())
+        {
+            prop_assert_eq!(r, f64::INFINITY);
+            continue;
+        }
+        let certified = mm.stages_of(id).iter().any(|&s| {
+            let cap = capacity[s as usize];
+            let on: Vec<f64> = ids
+                .iter()
+                .filter(|&&g| mm.stages_of(g).contains(&s))
+                .map(|&g| mm.rate(g))
+                .collect();
+            let sum: f64 = on.iter().sum();
+            cap.is_finite() && sum >= cap * (1.0 - EPS) && on.iter().all(|&q| q <= r * (1.0 + EPS))
+        });
+        prop_assert!(certified, "flow {:?} at {} has no bottleneck", id, r);
+    }
+    // The earliest end is the least (end, start order) among live flows.
+    if let Some((t, id)) = mm.next_end() {
+        prop_assert!(mm.rate(id) > 0.0 && t >= now);
+    } else {
+        prop_assert!(ids.iter().all(|&id| mm.rate(id) == 0.0));
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn incremental_maxmin_meets_the_invariants_and_the_full_resolve(
+        capacity in prop::collection::vec(capacity(), 1..9),
+        ops in prop::collection::vec(op(), 1..120),
+    ) {
+        play(&capacity, &ops, MaxMinSolver::Incremental)?;
+    }
+
+    #[test]
+    fn component_maxmin_meets_the_invariants(
+        capacity in prop::collection::vec(capacity(), 1..9),
+        ops in prop::collection::vec(op(), 1..120),
+    ) {
+        play(&capacity, &ops, MaxMinSolver::Components)?;
+    }
+
+    #[test]
+    fn one_history_gives_one_trace_bit_for_bit(
+        capacity in prop::collection::vec(capacity(), 1..9),
+        ops in prop::collection::vec(op(), 1..80),
+    ) {
+        let a = play(&capacity, &ops, MaxMinSolver::Incremental)?;
+        let b = play(&capacity, &ops, MaxMinSolver::Incremental)?;
+        prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    }
+}

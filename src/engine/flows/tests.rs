@@ -1,0 +1,185 @@
+//! The hand-derived values of RFC #118 and spec §6.4, and the API's edges.
+
+use super::{FlowId, FlowSystem, MaxMinSolver};
+use crate::ir::Share;
+
+const SOLVERS: [MaxMinSolver; 2] = [MaxMinSolver::Incremental, MaxMinSolver::Components];
+
+/// Runs the system as the engine would: the earliest end fires, the flow is
+/// finished, the settle ends with a solve. Returns (owner, end) in order.
+fn run_out(sys: &mut FlowSystem) -> Vec<(u64, f64)> {
+    let mut out = Vec::new();
+    while let Some((t, id)) = sys.next_end() {
+        let (owner, _) = sys.finish(t, id);
+        out.push((owner, t));
+        sys.solve(t);
+    }
+    out
+}
+
+/// A = ps(1) (stage 0) carries f1, f2; B = ps(2) (stage 1) carries f1, f3.
+fn three_flows(policy: Share, solver: MaxMinSolver) -> (FlowSystem, [FlowId; 3]) {
+    let mut sys = FlowSystem::with_solver(vec![1.0, 2.0], policy, solver);
+    let f1 = sys.start(0.0, &[0, 1], 1.0, 1);
+    let f2 = sys.start(0.0, &[0], 1.0, 2);
+    let f3 = sys.start(0.0, &[1], 1.0, 3);
+    sys.solve(0.0);
+    (sys, [f1, f2, f3])
+}
+
+#[test]
+fn three_flows_maxmin_f3_takes_the_rest_of_b() {
+    for solver in SOLVERS {
+        let (mut sys, [f1, f2, f3]) = three_flows(Share::MaxMin, solver);
+        // A fills first, at 1/2 for f1 and f2 (B's level would be 2/2 = 1);
+        // f3 takes what B has left: 2 − 1/2 = 3/2.
+        assert_eq!(sys.rate(f1), 0.5);
+        assert_eq!(sys.rate(f2), 0.5);
+        assert_eq!(sys.rate(f3), 1.5);
+        // B carries 2 of 2; A 1 of 1.
+        assert_eq!(sys.load(1), 2.0);
+        assert_eq!(sys.load(0), 1.0);
+        // f3 ends at 1 / (3/2) = 2/3; f1, f2 keep 1/2 (A is still full) and
+        // end at 1 / (1/2) = 2, in start order.
+        assert_eq!(run_out(&mut sys), vec![(3, 2.0 / 3.0), (1, 2.0), (2, 2.0)]);
+    }
+}
+
+#[test]
+fn three_flows_bottleneck_leaves_part_of_b_unused() {
+    let (mut sys, [f1, f2, f3]) = three_flows(Share::Bottleneck, MaxMinSolver::Incremental);
+    // f1 = min(1/2, 2/2) = 1/2, f2 = 1/2, f3 = 2/2 = 1.
+    assert_eq!(sys.rate(f1), 0.5);
+    assert_eq!(sys.rate(f2), 0.5);
+    assert_eq!(sys.rate(f3), 1.0);
+    // B carries 3/2 of 2: utilisation 3/4.
+    assert_eq!(sys.load(1), 1.5);
+    // f3 ends at 1 / 1 = 1; f1 = min(1/2, 2/1) stays 1/2, f1 and f2 end at 2.
+    assert_eq!(run_out(&mut sys), vec![(3, 1.0), (1, 2.0), (2, 2.0)]);
+}
+
+/// A = ps(4) (stage 0), B = ps(1) (stage 1); f1 on A, B; f2, f3 on A; work 3.
+fn fast_a_slow_b(policy: Share, solver: MaxMinSolver) -> FlowSystem {
+    let mut sys = FlowSystem::with_solver(vec![4.0, 1.0], policy, solver);
+    sys.start(0.0, &[0, 1], 3.0, 1);
+    sys.start(0.0, &[0], 3.0, 2);
+    sys.start(0.0, &[0], 3.0, 3);
+    sys.solve(0.0);
+    sys
+}
+
+#[test]
+fn slow_b_caps_f1_and_maxmin_gives_the_rest_of_a_to_f2_f3() {
+    for solver in SOLVERS {
+        let mut sys = fast_a_slow_b(Share::MaxMin, solver);
+        // B fills at 1 (A's level would be 4/3): f1 = 1. A has 3 left for f2,
+        // f3: 3/2 each, so they end at 3 / (3/2) = 2; f1 stays at 1 (B) and
+        // ends at 3 / 1 = 3.
+        assert_eq!(run_out(&mut sys), vec![(2, 2.0), (3, 2.0), (1, 3.0)]);
+    }
+}
+
+#[test]
+fn slow_b_caps_f1_and_bottleneck_gives_f2_f3_a_third_of_a() {
+    let mut sys = fast_a_slow_b(Share::Bottleneck, MaxMinSolver::Incremental);
+    // f1 = min(4/3, 1/1) = 1; f2 = f3 = 4/3, ending at 3 / (4/3) = 2.25 (f3's
+    // remainder there rounds to zero); f1 = min(4/1, 1) stays 1, ends at 3.
+    assert_eq!(run_out(&mut sys), vec![(2, 2.25), (3, 2.25), (1, 3.0)]);
+}
+
+#[test]
+fn two_reads_share_the_senders_link() {
+    for (policy, solver) in [
+        (Share::MaxMin, MaxMinSolver::Incremental),
+        (Share::MaxMin, MaxMinSolver::Components),
+        (Share::Bottleneck, MaxMinSolver::Incremental),
+    ] {
+        // egress (stage 0) = ps(1), ingress 1 and 2 = ps(1). Both start at 1;
+        // the egress is the bottleneck at 1/2 each: both end at 1 + 1/(1/2) = 3.
+        let mut sys = FlowSystem::with_solver(vec![1.0, 1.0, 1.0], policy, solver);
+        sys.start(1.0, &[0, 1], 1.0, 10);
+        sys.start(1.0, &[0, 2], 1.0, 11);
+        sys.solve(1.0);
+        assert_eq!(run_out(&mut sys), vec![(10, 3.0), (11, 3.0)]);
+    }
+}
+
+#[test]
+fn a_flow_on_infinite_stages_only_ends_at_once() {
+    for policy in [Share::MaxMin, Share::Bottleneck] {
+        let mut sys = FlowSystem::new(vec![f64::INFINITY, f64::INFINITY], policy);
+        let f = sys.start(5.0, &[0, 1], 7.0, 1);
+        sys.solve(5.0);
+        assert_eq!(sys.rate(f), f64::INFINITY);
+        assert_eq!(sys.next_end(), Some((5.0, f)));
+        assert_eq!(sys.work(0, 5.0), 0.0);
+    }
+}
+
+#[test]
+fn an_infinite_stage_never_limits_a_flow_crossing_a_finite_one() {
+    for policy in [Share::MaxMin, Share::Bottleneck] {
+        // Stage 0 = ps(inf) carries both; stage 1 = ps(2) carries f alone.
+        let mut sys = FlowSystem::new(vec![f64::INFINITY, 2.0], policy);
+        let f = sys.start(0.0, &[0, 1], 1.0, 1);
+        let g = sys.start(0.0, &[0], 1.0, 2);
+        sys.solve(0.0);
+        assert_eq!(sys.rate(f), 2.0);
+        assert_eq!(sys.rate(g), f64::INFINITY);
+        // g ends at once, f at 1/2.
+        assert_eq!(run_out(&mut sys), vec![(2, 0.0), (1, 0.5)]);
+    }
+}
+
+#[test]
+fn no_flow_means_no_end() {
+    let mut sys = FlowSystem::new(vec![1.0], Share::MaxMin);
+    sys.solve(0.0);
+    assert_eq!(sys.next_end(), None);
+    assert!(sys.is_empty());
+}
+
+#[test]
+fn work_and_count_follow_the_flows_lazily() {
+    let mut sys = FlowSystem::new(vec![1.0], Share::MaxMin);
+    let a = sys.start(0.0, &[0], 1.0, 1);
+    sys.solve(0.0);
+    assert_eq!(sys.work(0, 0.5), 0.5);
+    let b = sys.start(0.5, &[0], 2.0, 2);
+    sys.solve(0.5);
+    // a has 1/2 left at 1/2 a unit a second; b 2.
+    assert_eq!(sys.count(0), 2);
+    assert_eq!(sys.rate(a), 0.5);
+    assert_eq!(sys.work(0, 0.5), 2.5);
+    assert_eq!(sys.work(0, 1.0), 2.0);
+    assert_eq!(sys.stages_of(b), &[0]);
+    // a ends at 0.5 + 0.5 / 0.5 = 1.5.
+    assert_eq!(sys.next_end(), Some((1.5, a)));
+}
+
+#[test]
+fn changed_stages_name_the_stages_whose_load_moved() {
+    let mut sys = FlowSystem::new(vec![1.0, 1.0, 1.0], Share::MaxMin);
+    sys.start(0.0, &[2, 0], 1.0, 1);
+    sys.solve(0.0);
+    assert_eq!(sys.changed_stages(), &[0, 2]);
+    let b = sys.start(0.0, &[1], 1.0, 2);
+    sys.solve(0.0);
+    assert_eq!(sys.changed_stages(), &[1]);
+    sys.finish(1.0, b);
+    sys.solve(1.0);
+    assert_eq!(sys.changed_stages(), &[1]);
+    assert_eq!(sys.load(1), 0.0);
+}
+
+#[test]
+fn a_finished_handle_is_not_live_after_its_slot_is_reused() {
+    let mut sys = FlowSystem::new(vec![1.0], Share::Bottleneck);
+    let a = sys.start(0.0, &[0], 1.0, 1);
+    sys.solve(0.0);
+    assert_eq!(sys.finish(1.0, a), (1, 0.0));
+    let b = sys.start(1.0, &[0], 1.0, 2);
+    assert!(!sys.is_live(a));
+    assert!(sys.is_live(b));
+    assert_ne!(a, b);
+}

@@ -1,0 +1,458 @@
+//! Pools: holds, admission with head-of-line blocking, reserve, rejection,
+//! grow stalls, release and leases (spec §6.6–6.8).
+//!
+//! Invariants: a waiting hold sits in the queue of its first pool only; an
+//! admission pass visits pools in declaration order, and in each the
+//! stalled growers (in stall order) before the queue head, stopping at the
+//! first that does not fit; every return of units runs one pass at once,
+//! before the returning session goes on. `used` and `holders` always equal
+//! the sum over hold frames and leases.
+
+use std::collections::VecDeque;
+
+use super::RunError;
+use super::events::EventKind;
+use super::session::{Held, HoldFrame, Lease, Step, Wait, check_amount};
+use super::stats::TimeAvg;
+use super::world::World;
+use crate::ir::{CRef, Expr, HoldPool, Stmt};
+use smallvec::SmallVec;
+
+/// A pool member: its allocations, its queue and its figures.
+#[derive(Clone, Debug)]
+pub struct PoolState {
+    /// Capacity.
+    pub cap: f64,
+    /// Holds waiting for admission (session slots), in join order.
+    pub queue: VecDeque<u32>,
+    /// Sessions stalled in a `grow`, in stall order.
+    pub stalled: VecDeque<u32>,
+    /// Allocated units (its value is `used`).
+    pub used_avg: TimeAvg,
+    /// Holds waiting in the queue.
+    pub queue_avg: TimeAvg,
+    /// Allocations (hold frames and leases).
+    pub holders_avg: TimeAvg,
+    /// Σ queue waits of admissions at t >= warmup whose first pool this is.
+    pub wait_sum: f64,
+    /// The number of those admissions.
+    pub waits: u64,
+    /// Admissions over the whole run.
+    pub admissions: u64,
+    /// Rejections over the whole run.
+    pub rejected: u64,
+    holders: u64,
+}
+
+impl PoolState {
+    /// An empty pool.
+    pub fn new(cap: f64, warmup: f64) -> PoolState {
+        PoolState {
+            cap,
+            queue: VecDeque::new(),
+            stalled: VecDeque::new(),
+            used_avg: TimeAvg::new(warmup),
+            queue_avg: TimeAvg::new(warmup),
+            holders_avg: TimeAvg::new(warmup),
+            wait_sum: 0.0,
+            waits: 0,
+            admissions: 0,
+            rejected: 0,
+            holders: 0,
+        }
+    }
+
+    /// `used(p)`.
+    pub fn used(&self) -> f64 {
+        self.used_avg.value()
+    }
+
+    /// `holders(p)`.
+    pub fn holders(&self) -> u64 {
+        self.holders
+    }
+
+    /// `queued(p)`.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    fn take(&mut self, now: f64, units: f64) {
+        self.used_avg.add(now, units);
+        self.holders += 1;
+        self.holders_avg.set(now, self.holders as f64);
+    }
+
+    fn give_back(&mut self, now: f64, units: f64) {
+        self.used_avg.add(now, -units);
+        self.holders -= 1;
+        self.holders_avg.set(now, self.holders as f64);
+    }
+}
+
+impl World<'_> {
+    fn hold_pools(&self, at: (usize, usize)) -> &[HoldPool] {
+        match &self.prog.blocks[at.0][at.1] {
+            Stmt::Hold { pools, .. } => pools,
+            _ => &[],
+        }
+    }
+
+    /// Units and reserve of a hold's pool, evaluated now in session `slot`.
+    fn units_of(
+        &mut self,
+        slot: u32,
+        at: (usize, usize),
+        hp: &HoldPool,
+    ) -> Result<(f64, f64), RunError> {
+        let u = self.eval_in(slot, at, &hp.1)?;
+        let u = check_amount("the hold's units", u).map_err(|m| self.session_error(slot, at, m))?;
+        let r = match &hp.2 {
+            Some(e) => {
+                let r = self.eval_in(slot, at, e)?;
+                check_amount("the hold's reserve", r)
+                    .map_err(|m| self.session_error(slot, at, m))?
+            }
+            None => 0.0,
+        };
+        Ok((u, r))
+    }
+
+    /// `hold …`: a request above a capacity is rejected (the session ends);
+    /// otherwise it joins its first pool's queue and the session blocks.
+    pub fn join_hold(
+        &mut self,
+        slot: u32,
+        at: (usize, usize),
+        pools: &[HoldPool],
+    ) -> Result<Step, RunError> {
+        let mut members: SmallVec<[u32; 2]> = SmallVec::new();
+        let mut rejected_at = None;
+        for hp in pools {
+            let p = self.member_in(slot, at, &hp.0, "pool")?;
+            let (u, r) = self.units_of(slot, at, hp)?;
+            if rejected_at.is_none() && u.max(r) > self.pools[p].cap {
+                rejected_at = Some(p);
+            }
+            members.push(p as u32);
+        }
+        if let Some(p) = rejected_at {
+            self.pools[p].rejected += 1;
+            self.end_session(slot)?;
+            return Ok(Step::Stop);
+        }
+        let Some(&first) = members.first() else {
+            return Ok(Step::Next);
+        };
+        let now = self.now;
+        self.sessions[slot as usize].wait = Wait::Hold {
+            at,
+            pools: members,
+            joined: now,
+        };
+        let pool = &mut self.pools[first as usize];
+        pool.queue.push_back(slot);
+        pool.queue_avg.set(now, pool.queue.len() as f64);
+        Ok(Step::Stop)
+    }
+
+    /// One admission pass over every pool in declaration order; returns
+    /// whether it admitted anything (a hold or a stalled grow).
+    pub fn admission_pass(&mut self) -> Result<bool, RunError> {
+        let mut any = false;
+        for p in 0..self.pools.len() {
+            while let Some(&slot) = self.pools[p].stalled.front() {
+                if !self.resume_grow(slot)? {
+                    break;
+                }
+                self.pools[p].stalled.pop_front();
+                self.ready.push_back(slot);
+                any = true;
+            }
+            while let Some(&slot) = self.pools[p].queue.front() {
+                if !self.try_admit(slot)? {
+                    break;
+                }
+                any = true;
+            }
+        }
+        Ok(any)
+    }
+
+    /// Admits the waiting hold of session `slot` (the head of its first
+    /// pool's queue) if it fits in every pool now.
+    fn try_admit(&mut self, slot: u32) -> Result<bool, RunError> {
+        let Wait::Hold {
+            at,
+            ref pools,
+            joined,
+        } = self.sessions[slot as usize].wait
+        else {
+            return Ok(false);
+        };
+        let members = pools.clone();
+        let prog = self.prog;
+        let hold_pools = match &prog.blocks[at.0][at.1] {
+            Stmt::Hold { pools, .. } => pools.as_slice(),
+            _ => &[],
+        };
+        let mut units: SmallVec<[f64; 2]> = SmallVec::new();
+        for (hp, &p) in hold_pools.iter().zip(&members) {
+            let (u, r) = self.units_of(slot, at, hp)?;
+            let pool = &self.pools[p as usize];
+            // Amounts are never NaN (checked), so `>` is the negation of "fits".
+            if pool.used() + u.max(r) > pool.cap {
+                return Ok(false);
+            }
+            units.push(u);
+        }
+        let now = self.now;
+        let mut held: SmallVec<[Held; 2]> = SmallVec::new();
+        for (i, (&p, &u)) in members.iter().zip(&units).enumerate() {
+            let pool = &mut self.pools[p as usize];
+            if i == 0 {
+                pool.queue.pop_front();
+                pool.queue_avg.set(now, pool.queue.len() as f64);
+                if now >= prog.warmup {
+                    pool.wait_sum += now - joined;
+                    pool.waits += 1;
+                }
+            }
+            pool.take(now, u);
+            pool.admissions += 1;
+            held.push(Held {
+                pool: p,
+                units: u,
+                loaded: None,
+                released: false,
+            });
+        }
+        let Stmt::Hold { body, .. } = &prog.blocks[at.0][at.1] else {
+            return Ok(false);
+        };
+        let session = &mut self.sessions[slot as usize];
+        session.wait = Wait::None;
+        session.holds.push(HoldFrame { at, pools: held });
+        session.frames.push(super::session::Frame {
+            block: *body as u32,
+            pc: 0,
+            kind: super::session::FrameKind::Hold,
+        });
+        self.ready.push_back(slot);
+        Ok(true)
+    }
+
+    /// The body of session `slot`'s innermost hold ended: its pools are
+    /// returned (the leased one becomes a lease), then one admission pass.
+    pub fn end_hold(&mut self, slot: u32) -> Result<(), RunError> {
+        let Some(hold) = self.sessions[slot as usize].holds.pop() else {
+            return Ok(());
+        };
+        let prog = self.prog;
+        let Stmt::Hold { pools, lease, .. } = &prog.blocks[hold.at.0][hold.at.1] else {
+            return Ok(());
+        };
+        let leased = lease
+            .as_ref()
+            .and_then(|(r, _)| pools.iter().position(|hp| hp.0 == *r));
+        let now = self.now;
+        if let (Some(i), Some((_, length))) = (leased, lease)
+            && !hold.pools[i].released
+        {
+            let t = self.eval_in(slot, hold.at, length)?;
+            let id = self.next_lease;
+            self.next_lease += 1;
+            let h = hold.pools[i];
+            self.sessions[slot as usize].leases.push(Lease {
+                id,
+                pool: h.pool,
+                units: h.units,
+            });
+            if t <= 0.0 {
+                self.events.schedule(now, EventKind::LeaseEnd(slot, id));
+            } else if t.is_finite() {
+                self.events.schedule(now + t, EventKind::LeaseEnd(slot, id));
+            }
+        }
+        let mut returned = false;
+        for (i, h) in hold.pools.iter().enumerate() {
+            if h.released || Some(i) == leased {
+                continue;
+            }
+            self.pools[h.pool as usize].give_back(now, h.units);
+            returned = true;
+        }
+        if returned {
+            self.admission_pass()?;
+        }
+        Ok(())
+    }
+
+    /// The innermost hold entry of session `slot` on the pool written `r`
+    /// whose allocation is still held: (hold index, entry index).
+    fn find_held(&self, slot: u32, r: &CRef) -> Option<(usize, usize)> {
+        let session = &self.sessions[slot as usize];
+        for (h, frame) in session.holds.iter().enumerate().rev() {
+            let pools = self.hold_pools(frame.at);
+            for (i, hp) in pools.iter().enumerate() {
+                if hp.0 == *r && !frame.pools[i].released {
+                    return Some((h, i));
+                }
+            }
+        }
+        None
+    }
+
+    /// `release p;`: the innermost hold's allocation on p, else the oldest lease of p.
+    pub fn release(&mut self, slot: u32, at: (usize, usize), r: &CRef) -> Result<(), RunError> {
+        let now = self.now;
+        if let Some((h, i)) = self.find_held(slot, r) {
+            let held = &mut self.sessions[slot as usize].holds[h].pools[i];
+            held.released = true;
+            let (pool, units) = (held.pool, held.units);
+            self.pools[pool as usize].give_back(now, units);
+            self.admission_pass()?;
+            return Ok(());
+        }
+        let p = self.member_in(slot, at, r, "pool")? as u32;
+        let leases = &mut self.sessions[slot as usize].leases;
+        if let Some(k) = leases.iter().position(|l| l.pool == p) {
+            let lease = leases.remove(k);
+            self.pools[p as usize].give_back(now, lease.units);
+            self.admission_pass()?;
+        }
+        Ok(())
+    }
+
+    /// A lease-end event: the lease ends unless it already did.
+    pub fn end_lease_event(&mut self, slot: u32, id: u64) -> Result<(), RunError> {
+        let Some(session) = self.sessions.get_mut(slot as usize) else {
+            return Ok(());
+        };
+        if !session.live {
+            return Ok(());
+        }
+        let Some(k) = session.leases.iter().position(|l| l.id == id) else {
+            return Ok(());
+        };
+        let lease = session.leases.remove(k);
+        self.pools[lease.pool as usize].give_back(self.now, lease.units);
+        self.admission_pass()?;
+        Ok(())
+    }
+
+    /// `grow p (d);`: at once if it fits, else the session stalls.
+    pub fn grow(
+        &mut self,
+        slot: u32,
+        at: (usize, usize),
+        r: &CRef,
+        e: &Expr,
+    ) -> Result<Step, RunError> {
+        let Some((h, i)) = self.find_held(slot, r) else {
+            let name = self.prog.pool_name(r.base);
+            return Err(self.session_error(
+                slot,
+                at,
+                format!("grow outside a hold of pool `{name}`"),
+            ));
+        };
+        let d = self.eval_in(slot, at, e)?;
+        let d = check_amount("the grow", d).map_err(|m| self.session_error(slot, at, m))?;
+        self.sessions[slot as usize].wait = Wait::Grow {
+            hold: h,
+            entry: i,
+            amount: d,
+        };
+        if self.resume_grow(slot)? {
+            return Ok(Step::Next);
+        }
+        let p = self.sessions[slot as usize].holds[h].pools[i].pool;
+        self.pools[p as usize].stalled.push_back(slot);
+        Ok(Step::Stop)
+    }
+
+    /// Applies session `slot`'s pending grow if it fits; returns whether it did.
+    fn resume_grow(&mut self, slot: u32) -> Result<bool, RunError> {
+        let Wait::Grow {
+            hold,
+            entry,
+            amount,
+        } = self.sessions[slot as usize].wait
+        else {
+            return Ok(false);
+        };
+        let held = self.sessions[slot as usize].holds[hold].pools[entry];
+        let pool = &mut self.pools[held.pool as usize];
+        if pool.used() + amount > pool.cap {
+            return Ok(false);
+        }
+        pool.used_avg.add(self.now, amount);
+        let session = &mut self.sessions[slot as usize];
+        session.holds[hold].pools[entry].units += amount;
+        session.wait = Wait::None;
+        Ok(true)
+    }
+
+    /// `load p (n);`: the hold's computed position advances within its allocation.
+    pub fn load(
+        &mut self,
+        slot: u32,
+        at: (usize, usize),
+        r: &CRef,
+        e: &Expr,
+    ) -> Result<(), RunError> {
+        let Some((h, i)) = self.find_held(slot, r) else {
+            let name = self.prog.pool_name(r.base);
+            return Err(self.session_error(
+                slot,
+                at,
+                format!("load outside a hold of pool `{name}`"),
+            ));
+        };
+        let n = self.eval_in(slot, at, e)?;
+        let n = check_amount("the load", n).map_err(|m| self.session_error(slot, at, m))?;
+        let held = self.sessions[slot as usize].holds[h].pools[i];
+        let computed = held.loaded.unwrap_or(0.0);
+        if computed + n > held.units {
+            let name = self.prog.pool_name(r.base);
+            return Err(self.session_error(
+                slot,
+                at,
+                format!(
+                    "`load {name} ({n})`: the hold has {} allocated and {computed} computed; a load must fit the allocation (grow first)",
+                    held.units
+                ),
+            ));
+        }
+        self.sessions[slot as usize].holds[h].pools[i].loaded = Some(computed + n);
+        Ok(())
+    }
+
+    /// Ends session `slot`: its holds are returned innermost first, each
+    /// with its own admission pass, then its leases with one pass; then it
+    /// is counted and (under `closed`) replaced.
+    pub fn end_session(&mut self, slot: u32) -> Result<(), RunError> {
+        let now = self.now;
+        self.sessions[slot as usize].frames.clear();
+        while let Some(hold) = self.sessions[slot as usize].holds.pop() {
+            let mut returned = false;
+            for h in hold.pools.iter().filter(|h| !h.released) {
+                self.pools[h.pool as usize].give_back(now, h.units);
+                returned = true;
+            }
+            if returned {
+                self.admission_pass()?;
+            }
+        }
+        let mut leases = std::mem::take(&mut self.sessions[slot as usize].leases);
+        if !leases.is_empty() {
+            for lease in leases.drain(..) {
+                self.pools[lease.pool as usize].give_back(now, lease.units);
+            }
+            self.admission_pass()?;
+        }
+        self.sessions[slot as usize].leases = leases;
+        self.retire_session(slot)
+    }
+}

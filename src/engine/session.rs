@@ -1,0 +1,522 @@
+//! Sessions: their state and the interpreter of their statements (spec §4).
+//!
+//! Invariant: a session's continuation is a stack of block frames; a frame
+//! of kind `Hold` has exactly one entry on the session's hold stack, pushed
+//! with it at admission and popped with it when the body ends, so the two
+//! stacks nest alike. A session runs only from the ready queue and only
+//! until it blocks (a job of positive work, a pool queue, a stalled grow)
+//! or ends; commands take no time.
+
+use smallvec::SmallVec;
+
+use super::RunError;
+use super::eval::{Cx, eval, member};
+use super::rng::{Purpose, Stream};
+use super::stages::Service;
+use super::world::{LIVELOCK, World};
+use crate::ir::{self, Expr, Program, RunMode, Stmt};
+
+/// What a block frame does when its statements run out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    /// The session's program: the session ends.
+    Top,
+    /// A branch arm: continue after the branch.
+    Seq,
+    /// A loop body: start it again.
+    Loop,
+    /// A hold body: the hold returns its units (or leases one pool).
+    Hold,
+}
+
+/// A block being executed and the next statement in it.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame {
+    /// The block.
+    pub block: u32,
+    /// The next statement.
+    pub pc: u32,
+    /// What happens at its end.
+    pub kind: FrameKind,
+}
+
+/// One pool of an admitted hold.
+#[derive(Clone, Copy, Debug)]
+pub struct Held {
+    /// The pool member.
+    pub pool: u32,
+    /// Units allocated (grows with `grow`).
+    pub units: f64,
+    /// The computed position set by `load` (`None`: the allocation).
+    pub loaded: Option<f64>,
+    /// Given back early by `release`.
+    pub released: bool,
+}
+
+/// An admitted hold: its statement and its pools in the hold's order.
+#[derive(Clone, Debug)]
+pub struct HoldFrame {
+    /// The hold statement (block, index).
+    pub at: (usize, usize),
+    /// Its pools.
+    pub pools: SmallVec<[Held; 2]>,
+}
+
+/// A lease: an allocation that outlived its hold.
+#[derive(Clone, Copy, Debug)]
+pub struct Lease {
+    /// Unique over the run (a lease-end event names it).
+    pub id: u64,
+    /// The pool member.
+    pub pool: u32,
+    /// Units.
+    pub units: f64,
+}
+
+/// What a blocked session waits for.
+#[derive(Clone, Debug, Default)]
+pub enum Wait {
+    /// Nothing (ready, running or at a stage).
+    #[default]
+    None,
+    /// Admission of the hold at `at` to `pools` (queued at the first), since `joined`.
+    Hold {
+        /// The hold statement.
+        at: (usize, usize),
+        /// The pool members, in the hold's order.
+        pools: SmallVec<[u32; 2]>,
+        /// When it joined the queue.
+        joined: f64,
+    },
+    /// A stalled grow of entry `entry` of hold frame `hold` by `amount`.
+    Grow {
+        /// Index in the hold stack.
+        hold: usize,
+        /// Index in the hold's pools.
+        entry: usize,
+        /// Units to add.
+        amount: f64,
+    },
+}
+
+/// A session.
+#[derive(Clone, Debug)]
+pub struct Session {
+    /// Creation order, from 0.
+    pub serial: u64,
+    /// Attributes by slot.
+    pub attrs: SmallVec<[f64; 16]>,
+    /// The continuation.
+    pub frames: Vec<Frame>,
+    /// Admitted holds, outermost first.
+    pub holds: Vec<HoldFrame>,
+    /// Leases, oldest first.
+    pub leases: Vec<Lease>,
+    /// What it waits for.
+    pub wait: Wait,
+    /// Its statements' draws.
+    pub rng: Stream,
+    /// Statements run at `steps_at` (livelock counter).
+    pub steps: u64,
+    /// The instant `steps` counts at.
+    pub steps_at: f64,
+    /// Not ended.
+    pub live: bool,
+}
+
+impl Session {
+    /// A new session of `prog` with this serial.
+    pub fn new(prog: &Program, serial: u64) -> Session {
+        let mut s = Session {
+            serial,
+            attrs: SmallVec::new(),
+            frames: Vec::new(),
+            holds: Vec::new(),
+            leases: Vec::new(),
+            wait: Wait::None,
+            rng: Stream::new(prog.seed, Purpose::Session(serial)),
+            steps: 0,
+            steps_at: 0.0,
+            live: true,
+        };
+        s.reset(prog, serial);
+        s
+    }
+
+    /// Makes this (ended) session a new one, keeping its buffers.
+    pub fn reset(&mut self, prog: &Program, serial: u64) {
+        self.serial = serial;
+        self.attrs.clear();
+        self.attrs
+            .resize(prog.attrs.len().max(ir::BUILTIN_ATTRS.len()), 0.0);
+        self.attrs[ir::SLOT_SERIAL] = serial as f64;
+        self.frames.clear();
+        self.frames.push(Frame {
+            block: prog.session as u32,
+            pc: 0,
+            kind: FrameKind::Top,
+        });
+        self.holds.clear();
+        self.leases.clear();
+        self.wait = Wait::None;
+        self.rng.reset(prog.seed, Purpose::Session(serial));
+        self.steps = 0;
+        self.steps_at = f64::NAN;
+        self.live = true;
+    }
+}
+
+/// What a statement did to the session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Go on with the next statement.
+    Next,
+    /// The session blocked (or ended): stop running it.
+    Stop,
+}
+
+/// An amount (run work, hold units, reserve, grow, load) is >= 0 and not NaN.
+pub fn check_amount(what: &str, x: f64) -> Result<f64, String> {
+    if x.is_nan() {
+        Err(format!("{what} is NaN; an amount must be a number >= 0"))
+    } else if x < 0.0 {
+        Err(format!("{what} is negative ({x}); an amount must be >= 0"))
+    } else {
+        Ok(x)
+    }
+}
+
+impl World<'_> {
+    /// A run-time error in session `slot` at statement `at`.
+    pub fn session_error(&self, slot: u32, at: (usize, usize), message: String) -> RunError {
+        RunError {
+            message,
+            at: Some(at),
+            session: Some(self.sessions[slot as usize].serial),
+            time: self.now,
+        }
+    }
+
+    /// Evaluates `e` in session `slot` (its attributes and stream).
+    pub fn eval_in(&mut self, slot: u32, at: (usize, usize), e: &Expr) -> Result<f64, RunError> {
+        let session = &mut self.sessions[slot as usize];
+        let mut cx = Cx {
+            now: self.now,
+            present: f64::NAN,
+            attrs: &session.attrs,
+            rng: &mut session.rng,
+            stages: &self.stages,
+            pools: &self.pools,
+            flows: &self.flows,
+        };
+        eval(e, &mut cx).map_err(|m| self.session_error(slot, at, m))
+    }
+
+    /// The member a reference names, in session `slot`.
+    pub fn member_in(
+        &mut self,
+        slot: u32,
+        at: (usize, usize),
+        r: &ir::CRef,
+        what: &str,
+    ) -> Result<usize, RunError> {
+        let session = &mut self.sessions[slot as usize];
+        let mut cx = Cx {
+            now: self.now,
+            present: f64::NAN,
+            attrs: &session.attrs,
+            rng: &mut session.rng,
+            stages: &self.stages,
+            pools: &self.pools,
+            flows: &self.flows,
+        };
+        member(r, &mut cx, what).map_err(|m| self.session_error(slot, at, m))
+    }
+
+    /// Runs the `init` (turn 0) or `turn` block of session `slot` with its
+    /// own stream; these blocks only `set` and `observe`.
+    pub fn run_workload_block(
+        &mut self,
+        slot: u32,
+        block: usize,
+        turn: u64,
+    ) -> Result<(), RunError> {
+        let prog = self.prog;
+        let serial = self.sessions[slot as usize].serial;
+        let mut rng = Stream::new(prog.seed, Purpose::Turn { serial, turn });
+        for (i, stmt) in prog.blocks[block].iter().enumerate() {
+            let (target, e) = match stmt {
+                Stmt::Set(t, e) | Stmt::Observe(t, e) => (*t, e),
+                _ => {
+                    return Err(self.session_error(
+                        slot,
+                        (block, i),
+                        "workload blocks may only `set` and `observe`".into(),
+                    ));
+                }
+            };
+            let session = &mut self.sessions[slot as usize];
+            let mut cx = Cx {
+                now: self.now,
+                present: f64::NAN,
+                attrs: &session.attrs,
+                rng: &mut rng,
+                stages: &self.stages,
+                pools: &self.pools,
+                flows: &self.flows,
+            };
+            let v = eval(e, &mut cx).map_err(|m| self.session_error(slot, (block, i), m))?;
+            if let Stmt::Set(..) = stmt {
+                self.set_attr(slot, (block, i), target, v)?;
+            } else {
+                self.observe(target, v);
+            }
+        }
+        Ok(())
+    }
+
+    fn set_attr(
+        &mut self,
+        slot: u32,
+        at: (usize, usize),
+        target: usize,
+        v: f64,
+    ) -> Result<(), RunError> {
+        match self.sessions[slot as usize].attrs.get_mut(target) {
+            Some(a) => {
+                *a = v;
+                Ok(())
+            }
+            None => {
+                Err(self.session_error(slot, at, format!("attribute slot {target} does not exist")))
+            }
+        }
+    }
+
+    fn observe(&mut self, index: usize, v: f64) {
+        if self.now >= self.prog.warmup
+            && let Some(samples) = self.samples.get_mut(index)
+        {
+            samples.push(v);
+        }
+    }
+
+    /// Runs session `slot` until it blocks or ends.
+    pub fn run_session(&mut self, slot: u32) -> Result<(), RunError> {
+        let prog = self.prog;
+        loop {
+            let now = self.now;
+            let session = &mut self.sessions[slot as usize];
+            let Some(frame) = session.frames.last_mut() else {
+                return self.end_session(slot);
+            };
+            let block = &prog.blocks[frame.block as usize];
+            let at = (frame.block as usize, frame.pc as usize);
+            let stmt = block.get(frame.pc as usize);
+            if stmt.is_none() {
+                match frame.kind {
+                    FrameKind::Seq => {
+                        session.frames.pop();
+                        continue;
+                    }
+                    FrameKind::Loop => frame.pc = 0,
+                    FrameKind::Hold => {
+                        session.frames.pop();
+                        self.end_hold(slot)?;
+                        continue;
+                    }
+                    FrameKind::Top => return self.end_session(slot),
+                }
+            } else {
+                frame.pc += 1;
+            }
+            if session.steps_at != now {
+                session.steps_at = now;
+                session.steps = 0;
+            }
+            session.steps += 1;
+            if session.steps > LIVELOCK {
+                let serial = session.serial;
+                return Err(self.session_error(
+                    slot,
+                    at,
+                    format!(
+                        "livelock: session {serial} ran more than {LIVELOCK} statements at time {now} without the clock moving"
+                    ),
+                ));
+            }
+            let Some(stmt) = stmt else { continue };
+            if self.exec(slot, at, stmt)? == Step::Stop {
+                return Ok(());
+            }
+        }
+    }
+
+    fn push_frame(&mut self, slot: u32, block: usize, kind: FrameKind) {
+        self.sessions[slot as usize].frames.push(Frame {
+            block: block as u32,
+            pc: 0,
+            kind,
+        });
+    }
+
+    fn exec(&mut self, slot: u32, at: (usize, usize), stmt: &Stmt) -> Result<Step, RunError> {
+        match stmt {
+            Stmt::Set(target, e) => {
+                let v = self.eval_in(slot, at, e)?;
+                self.set_attr(slot, at, *target, v)?;
+            }
+            Stmt::Observe(index, e) => {
+                let v = self.eval_in(slot, at, e)?;
+                self.observe(*index, v);
+            }
+            Stmt::Turn => {
+                let session = &mut self.sessions[slot as usize];
+                session.attrs[ir::SLOT_TURN] += 1.0;
+                let turn = session.attrs[ir::SLOT_TURN].max(0.0) as u64;
+                if self.now >= self.prog.warmup {
+                    self.turns += 1;
+                }
+                self.run_workload_block(slot, self.prog.turn, turn)?;
+            }
+            Stmt::End => {
+                self.end_session(slot)?;
+                return Ok(Step::Stop);
+            }
+            Stmt::Hold { pools, .. } => return self.join_hold(slot, at, pools),
+            Stmt::Grow(r, e) => return self.grow(slot, at, r, e),
+            Stmt::Load(r, e) => self.load(slot, at, r, e)?,
+            Stmt::Release(r) => self.release(slot, at, r)?,
+            Stmt::Run {
+                stage,
+                mode,
+                work,
+                growing,
+                also,
+            } => {
+                if *mode != RunMode::Plain || growing.is_some() {
+                    return Err(self.session_error(
+                        slot,
+                        at,
+                        "prefill/decode runs and `growing` need step stages, which serq does not implement yet".into(),
+                    ));
+                }
+                return self.run_job(slot, at, stage, work, also);
+            }
+            Stmt::Branch(guard, then, other) => {
+                let g = self.eval_in(slot, at, guard)?;
+                if g == 1.0 {
+                    self.push_frame(slot, *then, FrameKind::Seq);
+                } else if g == 0.0 {
+                    self.push_frame(slot, *other, FrameKind::Seq);
+                } else {
+                    return Err(self.session_error(
+                        slot,
+                        at,
+                        format!("the guard is {g}, not 0 or 1"),
+                    ));
+                }
+            }
+            Stmt::Loop(body) => self.push_frame(slot, *body, FrameKind::Loop),
+            Stmt::Choose { var, count, key } => self.choose(slot, at, *var, count, key)?,
+        }
+        Ok(Step::Next)
+    }
+
+    fn run_job(
+        &mut self,
+        slot: u32,
+        at: (usize, usize),
+        stage: &ir::CRef,
+        work: &Expr,
+        also: &[ir::CRef],
+    ) -> Result<Step, RunError> {
+        let first = self.member_in(slot, at, stage, "stage")?;
+        let mut held: SmallVec<[u32; 4]> = SmallVec::new();
+        held.push(first as u32);
+        for r in also {
+            held.push(self.member_in(slot, at, r, "stage")? as u32);
+        }
+        let w = self.eval_in(slot, at, work)?;
+        let w = check_amount("the run's work", w).map_err(|m| self.session_error(slot, at, m))?;
+        if w == 0.0 {
+            return Ok(Step::Next);
+        }
+        if held.len() > 1 || self.stages[first].is_shared() {
+            if let Some(s) = held.iter().find(|&&s| !self.stages[s as usize].is_shared()) {
+                let name = &self.prog.stages[*s as usize].name;
+                return Err(self.session_error(
+                    slot,
+                    at,
+                    format!("stage `{name}` is held with others by one run but is not shared"),
+                ));
+            }
+            self.start_flow(slot, &held, w);
+        } else {
+            let now = self.now;
+            self.stages[first].join(first, now, slot, w, &mut self.events);
+            if let Service::Ps(_) = self.stages[first].service {
+                self.mark_ps(first as u32);
+            }
+        }
+        Ok(Step::Stop)
+    }
+
+    fn choose(
+        &mut self,
+        slot: u32,
+        at: (usize, usize),
+        var: usize,
+        count: &Expr,
+        key: &[Expr],
+    ) -> Result<(), RunError> {
+        let n = self.eval_in(slot, at, count)?;
+        if !n.is_finite() {
+            return Err(self.session_error(
+                slot,
+                at,
+                format!("the choose count is {n}, not a finite number"),
+            ));
+        }
+        let n = n.trunc();
+        if n <= 0.0 {
+            return self.set_attr(slot, at, var, 0.0);
+        }
+        let mut keys = std::mem::take(&mut self.keys);
+        let mut best = std::mem::take(&mut self.best);
+        best.clear();
+        let mut best_j = 0.0;
+        let mut j = 0.0;
+        let result = (|| {
+            while j < n {
+                self.set_attr(slot, at, var, j)?;
+                keys.clear();
+                for k in key {
+                    keys.push(self.eval_in(slot, at, k)?);
+                }
+                if j == 0.0 || strictly_less(&keys, &best) {
+                    std::mem::swap(&mut keys, &mut best);
+                    best_j = j;
+                }
+                j += 1.0;
+            }
+            self.set_attr(slot, at, var, best_j)
+        })();
+        self.keys = keys;
+        self.best = best;
+        result
+    }
+}
+
+/// Lexicographic `a < b` with IEEE `<` and `==` (a NaN never compares less).
+fn strictly_less(a: &[f64], b: &[f64]) -> bool {
+    for (x, y) in a.iter().zip(b) {
+        if x < y {
+            return true;
+        }
+        if x != y {
+            return false;
+        }
+    }
+    false
+}

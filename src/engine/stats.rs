@@ -1,0 +1,82 @@
+//! Time-average accumulators over the measured interval `[warmup, end]`.
+//!
+//! Invariant: an accumulator holds a piecewise-constant value; its area
+//! counts only the part of each piece that lies at or after `warmup`, so the
+//! warm-up marker needs no handling of its own.
+
+/// The integral of a piecewise-constant value from `warmup` on.
+#[derive(Clone, Copy, Debug)]
+pub struct TimeAvg {
+    value: f64,
+    since: f64,
+    area: f64,
+    warmup: f64,
+}
+
+impl TimeAvg {
+    /// Starts at value 0 at time 0.
+    pub fn new(warmup: f64) -> TimeAvg {
+        TimeAvg {
+            value: 0.0,
+            since: 0.0,
+            area: 0.0,
+            warmup,
+        }
+    }
+
+    /// The current value.
+    pub fn value(&self) -> f64 {
+        self.value
+    }
+
+    /// The value changes to `value` at `now`.
+    #[inline]
+    pub fn set(&mut self, now: f64, value: f64) {
+        if now > self.warmup && now > self.since {
+            let from = if self.since > self.warmup {
+                self.since
+            } else {
+                self.warmup
+            };
+            self.area += self.value * (now - from);
+        }
+        self.since = now;
+        self.value = value;
+    }
+
+    /// The value moves by `delta` at `now`.
+    #[inline]
+    pub fn add(&mut self, now: f64, delta: f64) {
+        self.set(now, self.value + delta);
+    }
+
+    /// The time average over `[warmup, end]`.
+    pub fn mean(&self, end: f64) -> f64 {
+        let mut area = self.area;
+        if end > self.warmup && end > self.since {
+            let from = if self.since > self.warmup {
+                self.since
+            } else {
+                self.warmup
+            };
+            area += self.value * (end - from);
+        }
+        area / (end - self.warmup)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_part_after_warmup_counts() {
+        // value 1 on [0, 3), 3 on [3, 5), 0 after; warmup 2, end 6:
+        // (1·1 + 3·2 + 0·1) / 4 = 1.75.
+        let mut a = TimeAvg::new(2.0);
+        a.set(0.0, 1.0);
+        a.set(3.0, 3.0);
+        a.set(5.0, 0.0);
+        assert_eq!(a.mean(6.0), 1.75);
+    }
+}

@@ -1,0 +1,206 @@
+//! Run-time errors (spec §7, §10): the run stops with a message holding the
+//! rule's key words, the statement (block, index) and the session.
+
+mod common;
+
+use serq::engine::RunError;
+
+fn fails(source: &str) -> RunError {
+    match common::run(source) {
+        Ok(_) => panic!("the run should fail:\n{source}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn a_negative_run_work_is_an_error_naming_the_statement_and_session() {
+    let e = fails(
+        "stage s : delay; workload { arrive batch(2); }
+        session { set w = 1 - serial * 2; run s (w); }
+        run { horizon 5; }",
+    );
+    assert!(e.message.contains("negative"), "{}", e.message);
+    // Session 1 computes w = -1; the run is statement 1 of the session block (2).
+    assert_eq!((e.session, e.at, e.time), (Some(1), Some((2, 1)), 0.0));
+}
+
+#[test]
+fn nan_hold_units_are_an_error() {
+    let e = fails(
+        "pool p { cap 4; } workload { arrive batch(1); }
+        session { set u = 0 / 0; hold p (u) {} }
+        run { horizon 5; }",
+    );
+    assert!(e.message.contains("NaN"), "{}", e.message);
+}
+
+#[test]
+fn a_negative_grow_and_an_oversized_load_are_errors() {
+    let e = fails(
+        "pool p { cap 10; } workload { arrive batch(1); }
+        session { set d = -1; hold p (2) { grow p (d); } }
+        run { horizon 5; }",
+    );
+    assert!(e.message.contains("negative"), "{}", e.message);
+    let e = fails(
+        "pool p { cap 10; } workload { arrive batch(1); }
+        session { set n = 6; hold p (5) { load p (n); } }
+        run { horizon 5; }",
+    );
+    assert!(
+        e.message.contains("load must fit the allocation"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_computed_index_out_of_range_is_an_error() {
+    let e = fails(
+        "stage s[2] : delay; workload { arrive batch(1); }
+        session { set i = 2; run s[i] (1); }
+        run { horizon 5; }",
+    );
+    assert!(
+        e.message.contains("stage index 2 out of range (count 2)"),
+        "{}",
+        e.message
+    );
+    let e = fails(
+        "pool q[3] { cap 1; } workload { arrive batch(1); }
+        session { set i = 7; observe u = used(q[i]); }
+        run { horizon 5; }",
+    );
+    assert!(
+        e.message.contains("index 7 out of range (count 3)"),
+        "{}",
+        e.message
+    );
+    let e = fails(
+        "stage s[2] : delay; workload { arrive batch(1); }
+        session { set i = 0.5; run s[i] (1); }
+        run { horizon 5; }",
+    );
+    assert!(e.message.contains("index"), "{}", e.message);
+}
+
+#[test]
+fn a_guard_of_one_half_is_an_error() {
+    let e = fails(
+        "workload { arrive batch(1); }
+        session { set g = 0.5; branch (g) { end; } }
+        run { horizon 5; }",
+    );
+    assert!(
+        e.message.contains("the guard is 0.5, not 0 or 1"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_loop_that_never_lets_time_pass_is_a_livelock() {
+    // The loop has a run (so it links), but of work 0: it never blocks.
+    let e = fails(
+        "stage s : delay; workload { arrive batch(1); }
+        session { loop { run s (0); } }
+        run { horizon 5; }",
+    );
+    assert!(
+        e.message.contains("livelock") && e.message.contains("session 0"),
+        "{}",
+        e.message
+    );
+    assert_eq!(e.session, Some(0));
+}
+
+#[test]
+fn a_closed_session_that_ends_at_once_is_a_livelock() {
+    let e = fails("workload { arrive closed(1); } session { observe x = 1; } run { horizon 5; }");
+    assert!(
+        e.message.contains("livelock") && e.message.contains("time 0"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_large_batch_is_not_a_livelock() {
+    // 1 000 001 sessions at 0, each ending at once: creations, not replacements.
+    let r = common::run("workload { arrive batch(1000001); } run { horizon 1; }").unwrap();
+    assert_eq!(r.ended, 1_000_001);
+}
+
+#[test]
+fn a_computed_renewal_gap_that_is_not_positive_is_an_error() {
+    let e = fails("workload { arrive renewal(~uniform(-2, -1)); } run { horizon 5; }");
+    assert!(e.message.contains("renewal"), "{}", e.message);
+}
+
+#[test]
+fn a_computed_distribution_parameter_out_of_range_is_an_error() {
+    let e = fails(
+        "workload { arrive batch(1); }
+        session { set m = -1; observe x = ~exp(m); }
+        run { horizon 5; }",
+    );
+    assert!(
+        e.message.contains("exp") && e.message.contains("parameter"),
+        "{}",
+        e.message
+    );
+    let e = fails(
+        "workload { arrive batch(1); }
+        session { set p = 1.5; branch (~bernoulli(p)) { end; } }
+        run { horizon 5; }",
+    );
+    assert!(
+        e.message.contains("bernoulli") && e.message.contains("parameter"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn an_infinite_choose_count_is_an_error() {
+    let e = fails(
+        "workload { arrive batch(1); }
+        session { set n = 1 / 0; choose j in n by (j); }
+        run { horizon 5; }",
+    );
+    assert!(e.message.contains("choose"), "{}", e.message);
+}
+
+#[test]
+fn the_three_arrivals_errors() {
+    // 2 arrivals by the horizon 2.5 (at 1 and 2) of 5 requested.
+    let e = fails("workload { arrive renewal(1); } run { horizon 2.5; arrivals 5; }");
+    assert!(
+        e.message
+            .contains("horizon 2.5 reached before requested arrivals: got 2, requested 5"),
+        "{}",
+        e.message
+    );
+    // Both arrived, one still running at the horizon.
+    let e = fails(
+        "stage s : delay; workload { arrive renewal(1); } session { run s (10); }
+        run { horizon 5; arrivals 2; }",
+    );
+    assert!(
+        e.message
+            .contains("failed to drain 2 active sessions within horizon 5"),
+        "{}",
+        e.message
+    );
+    // Drained at 1.5, before the warm-up 3.
+    let e = fails(
+        "stage s : delay; workload { arrive renewal(1); } session { run s (0.5); }
+        run { horizon 5; warmup 3; arrivals 1; }",
+    );
+    assert!(
+        e.message
+            .contains("arrivals drained at 1.5 before or at warmup 3"),
+        "{}",
+        e.message
+    );
+}

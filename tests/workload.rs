@@ -1,0 +1,155 @@
+//! Workloads, turns, warm-up and the run's figures (spec §3.6–3.8, §6.1,
+//! §6.5, §6.9, §6.11).
+
+mod common;
+
+use common::{run, samples};
+
+#[test]
+fn poisson_arrives_at_zero_and_renewal_after_one_gap() {
+    // poisson(0) gives exactly the arrival at 0; renewal(2) first arrives
+    // at 2, then 4, 6 (8 is beyond the horizon 7).
+    let r = run("workload { arrive poisson(0); } session { observe at = now; } run { horizon 7; }")
+        .unwrap();
+    assert_eq!((samples(&r, "at"), r.arrivals, r.events), (vec![0.0], 1, 1));
+    let r = run("workload { arrive renewal(2); } session { observe at = now; } run { horizon 7; }")
+        .unwrap();
+    assert_eq!(samples(&r, "at"), [2.0, 4.0, 6.0]);
+}
+
+#[test]
+fn an_arrival_exactly_at_the_horizon_counts() {
+    // Events at H are processed: renewal(2) with horizon 6 arrives at 2, 4, 6.
+    let r = run("workload { arrive renewal(2); } session { observe at = now; } run { horizon 6; }")
+        .unwrap();
+    assert_eq!((r.arrivals, samples(&r, "at").len()), (3, 3));
+}
+
+#[test]
+fn closed_replaces_a_session_at_the_instant_it_ends() {
+    // closed(1), each session runs 1: sessions start at 0, 1, 2, 3; the one
+    // started at 3 is still running at the horizon 3.5.
+    let r = run("stage d : delay; workload { arrive closed(1); }
+        session { observe born = now; run d (1); }
+        run { horizon 3.5; }")
+    .unwrap();
+    assert_eq!(samples(&r, "born"), [0.0, 1.0, 2.0, 3.0]);
+    assert_eq!((r.arrivals, r.ended, r.mean_live), (4, 3, 1.0));
+}
+
+#[test]
+fn init_runs_at_creation_and_turn_at_every_turn_statement() {
+    // turn_no is incremented before the turn block runs, so the block sees
+    // the new value; init sees serial.
+    let r = run(
+        "workload { arrive batch(2); init { set k = 10 * serial; } turn { set k = k + turn_no; } }
+        session { turn; turn; observe k_seen = k; observe t = turn_no; }
+        run { horizon 1; }",
+    )
+    .unwrap();
+    // k = 10·serial + 1 + 2.
+    assert_eq!(samples(&r, "k_seen"), [3.0, 13.0]);
+    assert_eq!(samples(&r, "t"), [2.0, 2.0]);
+    assert_eq!(r.turns, 4);
+}
+
+#[test]
+fn warmup_filters_samples_completions_and_time_averages() {
+    // renewal(1) arrivals at 1, 2, …, each running 1.5 on a delay stage;
+    // warmup 4, horizon 8. Samples at t >= 4 only (an observation exactly
+    // at 4 counts); completions at t >= 4 (jobs of arrivals 3..6 end at
+    // 4.5..7.5); arrivals count the whole run (1..8).
+    let r = run("stage d : delay; workload { arrive renewal(1); }
+        session { observe start = now; run d (1.5); }
+        run { horizon 8; warmup 4; }")
+    .unwrap();
+    assert_eq!(samples(&r, "start"), [4.0, 5.0, 6.0, 7.0, 8.0]);
+    assert_eq!(r.arrivals, 8);
+    assert_eq!((r.stages[0].completed, r.ended), (4, 4));
+    // Over [4, 8]: jobs present alternate 2 (for 0.5) and 1 (for 0.5) each
+    // unit: mean 1.5; throughput 4 / 4.
+    assert_eq!(r.stages[0].mean_number, 1.5);
+    assert_eq!(r.stages[0].throughput, 1.0);
+    // The warm-up marker is an event: 8 arrivals + 6 job ends by 8 + marker.
+    assert_eq!(r.events, 15);
+}
+
+#[test]
+fn pool_wait_counts_admissions_after_warmup_even_when_the_wait_began_before() {
+    // cap 1, batch(2), each holds for 2: session 1 waits on [0, 2]; warmup
+    // 1. Its admission at 2 counts with the whole wait 2; session 0's at 0
+    // does not count (but both count as admissions).
+    let r = run(
+        "pool p { cap 1; } stage d : delay; workload { arrive batch(2); }
+        session { hold p (1) { run d (2); } }
+        run { horizon 5; warmup 1; }",
+    )
+    .unwrap();
+    assert_eq!(
+        (r.pools[0].admissions, r.pools[0].mean_wait),
+        (2, Some(2.0))
+    );
+    // Queue 1 on [1, 2) of [1, 5].
+    assert_eq!(r.pools[0].mean_queue, 0.25);
+}
+
+#[test]
+fn arrivals_stop_after_n_and_the_run_ends_when_they_drain() {
+    // renewal(1) arrivals at 1..3, each 1.5 at a fifo: they end at 2.5,
+    // 4, 5.5; `end` is 5.5.
+    let r = run("stage s : fifo; workload { arrive renewal(1); }
+        session { run s (1.5); observe done = now; }
+        run { horizon 100; arrivals 3; }")
+    .unwrap();
+    assert_eq!(samples(&r, "done"), [2.5, 4.0, 5.5]);
+    assert_eq!((r.end, r.arrivals, r.ended), (5.5, 3, 3));
+    // Utilisation over [0, 5.5]: busy on [1, 5.5].
+    assert_eq!(r.stages[0].utilization, Some(4.5 / 5.5));
+}
+
+#[test]
+fn choose_ties_go_to_the_smaller_index_and_nan_never_replaces() {
+    // Keys (j == 1 ? 0/0 : 5): 0 has 5, 1 has NaN (never replaces), 2 has
+    // 5 (a tie keeps 0). Keys (2 - j, 0): strictly smaller each time: 2.
+    let r = run("workload { arrive batch(1); }
+        session {
+          choose a in 3 by (a == 1 ? 0/0 : 5);
+          choose b in 3 by (2 - b, 0);
+          set zero = 0;
+          choose c in zero by (c);
+          set n = 2.9;
+          choose d in n by (-d);
+          observe oa = a; observe ob = b; observe oc = c; observe od = d;
+        }
+        run { horizon 1; }")
+    .unwrap();
+    assert_eq!(samples(&r, "oa"), [0.0]);
+    assert_eq!(samples(&r, "ob"), [2.0]);
+    // A computed count <= 0 gives 0; 2.9 truncates to 2 candidates (a
+    // constant one that is not a whole number is a link error).
+    assert_eq!(samples(&r, "oc"), [0.0]);
+    assert_eq!(samples(&r, "od"), [1.0]);
+}
+
+#[test]
+fn one_seed_gives_one_report_digit_for_digit() {
+    let src = "stage s : fifo; workload { arrive poisson(0.8); }
+        session { set t0 = now; run s (~exp(1)); observe resp = now - t0; }
+        run { horizon 2000; seed 7; }";
+    let (a, b) = (run(src).unwrap(), run(src).unwrap());
+    assert_eq!(a, b);
+    let other = run(&src.replace("seed 7", "seed 8")).unwrap();
+    assert_ne!(samples(&a, "resp"), samples(&other, "resp"));
+}
+
+#[test]
+fn a_sessions_draws_do_not_depend_on_the_others() {
+    // Common random numbers: session k's work is the same whether or not
+    // another program draws more in its sessions.
+    let one = run(
+        "workload { arrive batch(3); } session { observe w = ~exp(1); } run { horizon 1; seed 3; }",
+    )
+    .unwrap();
+    let two = run("workload { arrive batch(3); } session { observe w = ~exp(1); observe extra = ~exp(1); } run { horizon 1; seed 3; }").unwrap();
+    assert_eq!(samples(&one, "w"), samples(&two, "w"));
+}
