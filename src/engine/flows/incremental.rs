@@ -143,6 +143,7 @@ impl FlowSystem {
         self.scratch.stages.push(s);
         let mut residual = self.capacity[s as usize];
         let mut unfrozen = 0u32;
+        let mut releasing = false;
         for j in 0..self.flows_on[s as usize].len() {
             let f = self.flows_on[s as usize][j];
             let ff = self.scratch.fflags(f);
@@ -160,12 +161,18 @@ impl FlowSystem {
                     self.freeze(f, rate, b, s, current);
                     residual -= rate;
                 } else {
-                    // Rising: every clean stage of it fills as before, at its
-                    // old level, and may freeze it there.
+                    // Rising. A clean stage of it fills as before, at its old
+                    // level; that freezes the flow only if the level is its
+                    // old rate (above it, the flow is frozen or released by
+                    // then, and a released flow makes the stage dirty).
                     unfrozen += 1;
+                    releasing |= b == s;
                     for k in 0..self.flows[f as usize].stages.len() {
                         let t = self.flows[f as usize].stages[k];
-                        if t != s && self.scratch.sflags(t) & S_VISITED == 0 {
+                        if t != s
+                            && self.scratch.sflags(t) & S_VISITED == 0
+                            && (t == b || same_level(self.level[t as usize], rate))
+                        {
                             self.schedule_replay(t, current);
                         }
                     }
@@ -175,7 +182,7 @@ impl FlowSystem {
         self.scratch.residual[s as usize] = residual;
         self.scratch.unfrozen[s as usize] = unfrozen;
         let old = self.level[s as usize];
-        if old.is_finite() {
+        if releasing && old.is_finite() {
             self.push_mark(old.max(current), MarkKind::Release, s);
         }
         self.update_candidate(s, current);

@@ -324,7 +324,8 @@ impl FlowSystem {
                 (self.flows.len() - 1) as u32
             }
         };
-        let mut pos = SmallVec::new();
+        let mut pos = std::mem::take(&mut self.flows[index as usize].pos);
+        pos.clear();
         for &s in stages {
             pos.push(self.flows_on[s as usize].len() as u32);
             self.flows_on[s as usize].push(index);
