@@ -15,7 +15,8 @@
 //!   freeze there; a flow whose rate differs from before makes its other
 //!   stages dirty at that level;
 //! * **replay** of a clean stage at its old λ, scheduled when a dirty stage
-//!   holds a rising flow that crosses it: no input of the clean stage below
+//!   holds a rising flow that crosses it and whose old rate is that λ (its
+//!   `froze_at`, or a stage that tied it): no input of the clean stage below
 //!   λ changed, so it is full at λ as before and every flow on it still
 //!   rising freezes there, at its old rate (also a flow whose old `froze_at`
 //!   is a dirty stage that filled at the same level: ties are common);

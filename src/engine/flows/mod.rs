@@ -23,8 +23,9 @@
 //! Architecture invariant: this module knows stage indices and capacities,
 //! nothing of the IR beyond [`Share`], nothing of sessions or events; the
 //! engine owns the one flow-system event and asks [`FlowSystem::next_end`].
-//! Nothing iterates a hash map, and the steady state allocates nothing: every
-//! buffer lives in the system and is reused.
+//! Nothing iterates a hash map, and the steady state allocates nothing beyond
+//! the amortized growth of its buffers: every buffer lives in the system and
+//! is reused.
 
 mod fill;
 mod heap;
