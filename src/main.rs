@@ -30,7 +30,6 @@ Examples:
   serq run pd.sq --set NP=500 --set ND=500    replace `let NP` and `let ND` (array sizes too)
   serq ir prog.sq > prog.ir.json              print the linked IR (version 8)
   serq run prog.ir.json                       run IR written by serq or another tool
-  serq run pd.sq --set NP=500 --set ND=500    replace `let` constants (array sizes too)
   serq draw pd.sq -o pd.svg                   draw the deployment as SVG
 
 Exit status: 0 success, 1 the program's fault (a parse, link or run-time
