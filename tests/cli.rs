@@ -1,0 +1,163 @@
+//! The `serq` command as a user meets it: exit statuses (0 ok, 1 the
+//! program's fault, 2 a usage error), where output goes, and what the
+//! diagnostics show (spec §6.12).
+
+use std::process::{Command, Output};
+
+fn serq(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_serq"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the serq binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn scratch(name: &str, contents: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("serq-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, contents).expect("write scratch file");
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn check_prints_a_one_line_summary_and_exits_0() {
+    let out = serq(&["check", "examples/pd-disaggregation/after.sq"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(
+        stdout.contains("ok") && stdout.contains("share maxmin"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn check_of_a_faulty_program_shows_file_line_col_the_line_and_a_caret_and_exits_1() {
+    let file = scratch(
+        "fifo_flow.sq",
+        "stage A : ps(1);\nstage C : fifo;\nshare maxmin;\nsession { run A, C (1); }\nrun { horizon 5; }\n",
+    );
+    let out = serq(&["check", &file]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("fifo_flow.sq:4:"), "{stderr}");
+    assert!(stderr.contains("session { run A, C (1); }"), "{stderr}");
+    assert!(stderr.contains('^'), "{stderr}");
+    assert!(
+        stderr.contains("`C`") && stderr.contains("above 0"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn every_syntax_error_in_a_file_is_reported() {
+    // Two faults on two lines: a missing `;` and an unexpected character.
+    let file = scratch(
+        "two_faults.sq",
+        "stage s : delay\nlet x = 7 % 2;\nrun { horizon 5; }\n",
+    );
+    let out = serq(&["check", &file]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("two_faults.sq:2:1"), "{stderr}");
+    assert!(stderr.contains("unexpected character `%`"), "{stderr}");
+}
+
+#[test]
+fn an_unreadable_file_or_a_bad_flag_is_a_usage_error_exiting_2() {
+    assert_eq!(serq(&["check", "no/such/file.sq"]).status.code(), Some(2));
+    assert_eq!(serq(&["run", "--bogus", "x.sq"]).status.code(), Some(2));
+    // --samples needs --json.
+    let out = serq(&["run", "--samples", "examples/single-turn/mm1.sq"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn run_prints_the_table_and_json_with_samples() {
+    let out = serq(&["run", "examples/pd-disaggregation/after.sq"]);
+    assert_eq!(out.status.code(), Some(0));
+    let table = text(&out.stdout);
+    assert!(table.starts_with("examples/pd-disaggregation/after.sq  seed 1  horizon 10  end 10"));
+    assert!(
+        table
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["transferred", "2", "3.0000", "±inf", "0.000", "3.0000"])
+    );
+
+    let out = serq(&[
+        "run",
+        "--json",
+        "--samples",
+        "examples/pd-disaggregation/after.sq",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(
+        json["observes"]["transferred"]["samples"],
+        serde_json::json!([3.0, 3.0])
+    );
+    assert_eq!(json["events"], 7);
+}
+
+#[test]
+fn run_flags_replace_the_run_block() {
+    // With the horizon cut to 2, neither read (ending at 3) is observed.
+    let out = serq(&[
+        "run",
+        "--json",
+        "--horizon",
+        "2",
+        "examples/pd-disaggregation/after.sq",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["horizon"], 2.0);
+    assert_eq!(json["observes"]["transferred"]["count"], 0);
+}
+
+#[test]
+fn ir_round_trips_through_a_json_file() {
+    let out = serq(&["ir", "examples/pd-disaggregation/after.sq"]);
+    assert_eq!(out.status.code(), Some(0));
+    let ir = text(&out.stdout);
+    assert!(ir.contains("\"version\": 8") && ir.contains("\"also\""));
+    let file = scratch("after.ir.json", &ir);
+    let from_ir = serq(&["run", "--json", &file]);
+    let from_source = serq(&["run", "--json", "examples/pd-disaggregation/after.sq"]);
+    assert_eq!(from_ir.status.code(), Some(0));
+    assert_eq!(from_ir.stdout, from_source.stdout);
+}
+
+#[test]
+fn ir_of_another_version_is_refused() {
+    let ir = text(&serq(&["ir", "examples/single-turn/mm1.sq"]).stdout)
+        .replace("\"version\": 8", "\"version\": 7");
+    let file = scratch("v7.ir.json", &ir);
+    let out = serq(&["check", &file]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("version"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_run_time_error_names_the_statement_the_session_and_the_time() {
+    // Session 1 computes index 2 into a family of 2 at t = 1.
+    let file = scratch(
+        "bad_index.sq",
+        "stage s[2] : delay;\nworkload { arrive batch(2); }\nsession {\n  run s[0] (1);\n  run s[serial * 2] (1);\n}\nrun { horizon 5; }\n",
+    );
+    let out = serq(&["run", &file]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("bad_index.sq:5:"), "{stderr}");
+    assert!(stderr.contains("session 1"), "{stderr}");
+    assert!(stderr.contains("t = 1"), "{stderr}");
+    assert!(stderr.contains("index"), "{stderr}");
+}
