@@ -16,7 +16,7 @@ use super::eval::{Cx, eval};
 use super::events::{EventKind, EventQueue};
 use super::flows::{FlowId, FlowSystem};
 use super::pools::PoolState;
-use super::rng::{Purpose, Stream};
+use super::rng::{FirstDraws, Purpose, Stream};
 use super::session::Session;
 use super::stages::StageState;
 use super::stats::TimeAvg;
@@ -58,6 +58,8 @@ pub struct World<'p> {
     /// Draws of the machine (ps capacities).
     pub machine_rng: Stream,
     arrival_rng: Stream,
+    /// The shared first draws of per-session streams.
+    pub first_draws: FirstDraws,
     /// The next session's serial.
     next_serial: u64,
     /// The next lease's id.
@@ -117,6 +119,7 @@ impl<'p> World<'p> {
             dirty_ps: Vec::new(),
             machine_rng: Stream::new(prog.seed, Purpose::Machine),
             arrival_rng: Stream::new(prog.seed, Purpose::Arrivals),
+            first_draws: FirstDraws::new(prog.seed),
             next_serial: 0,
             next_lease: 0,
             open_arrivals: 0,
@@ -238,6 +241,7 @@ impl<'p> World<'p> {
             present: f64::NAN,
             attrs: &[],
             rng: &mut self.arrival_rng,
+            first: &mut self.first_draws,
             stages: &self.stages,
             pools: &self.pools,
             flows,
@@ -263,7 +267,7 @@ impl<'p> World<'p> {
                 {
                     let next = match self.prog.arrival {
                         Arrival::Poisson(rate) => {
-                            self.now - (1.0 / rate) * (1.0 - self.arrival_rng.uniform()).ln()
+                            self.now - (1.0 / rate) * (1.0 - self.arrival_rng.uniform(&mut self.first_draws)).ln()
                         }
                         _ => self.renewal_gap()?,
                     };
@@ -362,6 +366,7 @@ impl<'p> World<'p> {
                         present: present as f64,
                         attrs: &[],
                         rng: &mut self.machine_rng,
+                        first: &mut self.first_draws,
                         stages: &self.stages,
                         pools: &self.pools,
                         flows: &self.flows,
