@@ -46,17 +46,18 @@ pub fn member(r: &CRef, cx: &mut Cx<'_>, what: &str) -> Result<usize, String> {
         return Ok(r.base);
     };
     let i = eval(index, cx)?;
-    let sep = if what.is_empty() { "" } else { " " };
-    if !(i >= 0.0 && i.fract() == 0.0) {
-        return Err(format!("{what}{sep}index {i} is not a whole number >= 0"));
+    if i >= 0.0 && i < r.count as f64 && (i as usize) as f64 == i {
+        return Ok(r.base + i as usize);
     }
+    let sep = if what.is_empty() { "" } else { " " };
     if i >= r.count as f64 {
-        return Err(format!(
+        Err(format!(
             "{what}{sep}index {i} out of range (count {})",
             r.count
-        ));
+        ))
+    } else {
+        Err(format!("{what}{sep}index {i} is not a whole number >= 0"))
     }
-    Ok(r.base + i as usize)
 }
 
 fn truthy(x: f64) -> bool {

@@ -97,7 +97,11 @@ pub struct FirstDraws {
 impl FirstDraws {
     /// An empty cache for streams of `seed`.
     pub fn new(seed: u64) -> FirstDraws {
-        FirstDraws { seed, tags: [(u64::MAX, u64::MAX); CACHED], words: Box::new([[0; 32]; CACHED]) }
+        FirstDraws {
+            seed,
+            tags: [(u64::MAX, u64::MAX); CACHED],
+            words: Box::new([[0; 32]; CACHED]),
+        }
     }
 
     /// Draw `i` (< FIRST) of the per-session stream (domain, serial).
@@ -127,7 +131,12 @@ pub struct Stream {
 impl Stream {
     /// The stream for `purpose` under `seed` (nothing is computed yet).
     pub fn new(seed: u64, purpose: Purpose) -> Stream {
-        Stream { seed, purpose, drawn: 0, rng: None }
+        Stream {
+            seed,
+            purpose,
+            drawn: 0,
+            rng: None,
+        }
     }
 
     /// Re-targets this stream to another purpose, from its first draw.
@@ -147,7 +156,9 @@ impl Stream {
             return first.draw(domain, stream, i);
         }
         let seed = self.seed;
-        self.rng.get_or_insert_with(|| generator(seed, domain, stream)).random::<f64>()
+        self.rng
+            .get_or_insert_with(|| generator(seed, domain, stream))
+            .random::<f64>()
     }
 }
 
@@ -180,7 +191,9 @@ mod tests {
     #[test]
     fn neighbouring_sessions_get_different_draws() {
         let mut cache = FirstDraws::new(1);
-        let all: Vec<f64> = (0..16).flat_map(|s| draws(1, Purpose::Session(s), 6, &mut cache)).collect();
+        let all: Vec<f64> = (0..16)
+            .flat_map(|s| draws(1, Purpose::Session(s), 6, &mut cache))
+            .collect();
         let mut sorted = all.clone();
         sorted.sort_by(f64::total_cmp);
         sorted.dedup();
