@@ -489,10 +489,7 @@ impl<'p> World<'p> {
                 name: prog.stages[i].name.clone(),
                 member: member(&stage_names, i),
                 mean_number: s.number.mean(end),
-                utilization: match s.shared_capacity() {
-                    Some(phi) if !phi.is_finite() => None,
-                    _ => Some(s.util.mean(end)),
-                },
+                utilization: Some(s.util.mean(end)).filter(|u| !u.is_nan()),
                 completed: s.completed,
                 throughput: s.completed as f64 / span,
                 mean_wait: mean_of(s.wait_sum, s.completed),
