@@ -94,3 +94,22 @@ fn work_on_a_shared_stage_is_the_remaining_work_of_its_flows() {
     assert_eq!(samples(&r, "w"), [4.0]);
     assert_eq!(samples(&r, "n"), [2.0]);
 }
+
+#[test]
+fn an_infinite_stage_that_never_limits_a_flow_reports_utilization_0() {
+    // The flow over A (ps(inf)) and B (ps(1)) runs at B's 1 and ends at 2.
+    // A carries 1/inf = 0 of its capacity; B is full on [0, 2] of [0, 4].
+    // (Utilisation is undefined only where a flow of infinite rate is held,
+    // even for no time: inf/inf.)
+    let r = run("stage A : ps(inf); stage B : ps(1); share maxmin;
+        workload { arrive batch(1); }
+        session { run A, B (2); observe done = now; }
+        run { horizon 4; }")
+    .unwrap();
+    assert_eq!(samples(&r, "done"), [2.0]);
+    assert_eq!(
+        (r.stages[0].utilization, r.stages[1].utilization),
+        (Some(0.0), Some(0.5))
+    );
+    assert_eq!(r.stages[0].mean_number, 0.5);
+}

@@ -7,7 +7,7 @@
 
 use super::flows::FlowSystem;
 use super::pools::PoolState;
-use super::rng::Stream;
+use super::rng::{FirstDraws, Stream};
 use super::stages::StageState;
 use crate::ir::{Arg, BinOp, CRef, Ctx, Dist, Expr, Fun, UnOp};
 
@@ -21,12 +21,21 @@ pub struct Cx<'a> {
     pub attrs: &'a [f64],
     /// The stream draws come from.
     pub rng: &'a mut Stream,
+    /// The shared first draws of per-session streams.
+    pub first: &'a mut FirstDraws,
     /// Every stage member.
     pub stages: &'a [StageState],
     /// Every pool member.
     pub pools: &'a [PoolState],
     /// The flows on shared stages.
     pub flows: &'a FlowSystem,
+}
+
+impl Cx<'_> {
+    /// A uniform draw in [0, 1) from the evaluation site's stream.
+    fn uniform(&mut self) -> f64 {
+        self.rng.uniform(self.first)
+    }
 }
 
 /// The family member a reference names: its index is a whole number in
@@ -37,17 +46,18 @@ pub fn member(r: &CRef, cx: &mut Cx<'_>, what: &str) -> Result<usize, String> {
         return Ok(r.base);
     };
     let i = eval(index, cx)?;
-    let sep = if what.is_empty() { "" } else { " " };
-    if !(i >= 0.0 && i.fract() == 0.0) {
-        return Err(format!("{what}{sep}index {i} is not a whole number >= 0"));
+    if i >= 0.0 && i < r.count as f64 && (i as usize) as f64 == i {
+        return Ok(r.base + i as usize);
     }
+    let sep = if what.is_empty() { "" } else { " " };
     if i >= r.count as f64 {
-        return Err(format!(
+        Err(format!(
             "{what}{sep}index {i} out of range (count {})",
             r.count
-        ));
+        ))
+    } else {
+        Err(format!("{what}{sep}index {i} is not a whole number >= 0"))
     }
-    Ok(r.base + i as usize)
 }
 
 fn truthy(x: f64) -> bool {
@@ -172,7 +182,7 @@ fn parameter_error(dist: Dist, what: &str, x: f64) -> String {
 
 /// `-mean·ln(1 - u)`: an exponential draw by inversion.
 fn exponential(mean: f64, cx: &mut Cx<'_>) -> f64 {
-    -mean * (1.0 - cx.rng.uniform()).ln()
+    -mean * (1.0 - cx.uniform()).ln()
 }
 
 fn sample(dist: Dist, args: &[Expr], cx: &mut Cx<'_>) -> Result<f64, String> {
@@ -208,7 +218,7 @@ fn sample(dist: Dist, args: &[Expr], cx: &mut Cx<'_>) -> Result<f64, String> {
                     "`~uniform({a}, {b})`: parameter b is below a (or NaN), out of range"
                 ));
             }
-            a + (b - a) * cx.rng.uniform()
+            a + (b - a) * cx.uniform()
         }
         Dist::Erlang => {
             let (k, m) = (p[0], p[1]);
@@ -230,7 +240,7 @@ fn sample(dist: Dist, args: &[Expr], cx: &mut Cx<'_>) -> Result<f64, String> {
                 return Err(parameter_error(dist, "c2 (at least 1)", c2));
             }
             let p1 = 0.5 * (1.0 + ((c2 - 1.0) / (c2 + 1.0)).sqrt());
-            let mean = if cx.rng.uniform() < p1 {
+            let mean = if cx.uniform() < p1 {
                 m / (2.0 * p1)
             } else {
                 m / (2.0 * (1.0 - p1))
@@ -242,7 +252,7 @@ fn sample(dist: Dist, args: &[Expr], cx: &mut Cx<'_>) -> Result<f64, String> {
             if !(0.0..=1.0).contains(&q) {
                 return Err(parameter_error(dist, "p (in [0, 1])", q));
             }
-            bool01(cx.rng.uniform() < q)
+            bool01(cx.uniform() < q)
         }
     })
 }

@@ -90,6 +90,43 @@ impl PoolState {
     }
 }
 
+/// The pools that have waiters (a queued hold or a stalled grower), as a
+/// bitset, so an admission pass visits only those, in declaration order.
+#[derive(Clone, Debug, Default)]
+pub struct Waiting {
+    words: Vec<u64>,
+}
+
+impl Waiting {
+    /// An empty set over `n` pools.
+    pub fn new(n: usize) -> Waiting {
+        Waiting {
+            words: vec![0; n.div_ceil(64)],
+        }
+    }
+
+    fn insert(&mut self, p: usize) {
+        self.words[p / 64] |= 1 << (p % 64);
+    }
+
+    fn remove(&mut self, p: usize) {
+        self.words[p / 64] &= !(1 << (p % 64));
+    }
+
+    /// The smallest member at or after `p`.
+    fn next_from(&self, p: usize) -> Option<usize> {
+        let mut w = p / 64;
+        let mut bits = *self.words.get(w)? & (u64::MAX << (p % 64));
+        loop {
+            if bits != 0 {
+                return Some(w * 64 + bits.trailing_zeros() as usize);
+            }
+            w += 1;
+            bits = *self.words.get(w)?;
+        }
+    }
+}
+
 impl World<'_> {
     fn hold_pools(&self, at: (usize, usize)) -> &[HoldPool] {
         match &self.prog.blocks[at.0][at.1] {
@@ -153,6 +190,7 @@ impl World<'_> {
         let pool = &mut self.pools[first as usize];
         pool.queue.push_back(slot);
         pool.queue_avg.set(now, pool.queue.len() as f64);
+        self.waiting.insert(first as usize);
         Ok(Step::Stop)
     }
 
@@ -160,7 +198,8 @@ impl World<'_> {
     /// whether it admitted anything (a hold or a stalled grow).
     pub fn admission_pass(&mut self) -> Result<bool, RunError> {
         let mut any = false;
-        for p in 0..self.pools.len() {
+        let mut next = 0;
+        while let Some(p) = self.waiting.next_from(next) {
             while let Some(&slot) = self.pools[p].stalled.front() {
                 if !self.resume_grow(slot)? {
                     break;
@@ -175,6 +214,10 @@ impl World<'_> {
                 }
                 any = true;
             }
+            if self.pools[p].stalled.is_empty() && self.pools[p].queue.is_empty() {
+                self.waiting.remove(p);
+            }
+            next = p + 1;
         }
         Ok(any)
     }
@@ -369,6 +412,7 @@ impl World<'_> {
         }
         let p = self.sessions[slot as usize].holds[h].pools[i].pool;
         self.pools[p as usize].stalled.push_back(slot);
+        self.waiting.insert(p as usize);
         Ok(Step::Stop)
     }
 

@@ -5,32 +5,60 @@
 //! two deployments run on one seed see the same workload (common random
 //! numbers): one stream for arrivals, one for the machine's draws (ps
 //! capacities), one per session for its statements, one per (session, turn)
-//! for the `init`/`turn` blocks. A stream is built lazily at its first draw,
-//! so deterministic programs never pay for one. ChaCha8 rather than 12:
-//! a session typically draws a few numbers from a fresh stream, so the
-//! block refill dominates a stream's cost (measured: ~27% of an M/M/1 run
-//! with ChaCha12).
+//! for the `init`/`turn` blocks.
+//!
+//! Cost: a ChaCha refill makes 64 words at once, and most sessions draw
+//! only a few numbers, so a fresh generator per session spent ~45% of an
+//! M/M/1 run in building and refilling generators. A per-session stream
+//! therefore takes its first [`FIRST`] draws from a block shared by
+//! [`PER_BLOCK`] consecutive serials (ChaCha8 under a key of its own,
+//! stream = serial / PER_BLOCK, cached in [`FirstDraws`]), and only builds
+//! its own generator for the draws after those. Both parts are functions of
+//! (seed, purpose, draw number) alone, so the invariant holds.
 
-use rand::{Rng, SeedableRng};
+use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+/// Draws of a per-session stream served from the shared blocks.
+pub const FIRST: u64 = 4;
+/// Serials sharing one block (64 words = PER_BLOCK × FIRST × 2 words).
+pub const PER_BLOCK: u64 = 8;
+/// Blocks kept in the cache (direct-mapped).
+const CACHED: usize = 8;
 
 /// What a stream is for: the ChaCha key is derived from the seed and this.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Purpose {
-    /// Poisson gaps and renewal gap expressions (stream 0 of the shared key).
+    /// Poisson gaps and renewal gap expressions.
     Arrivals,
-    /// ps capacity expressions (stream 1 of the shared key).
+    /// ps capacity expressions.
     Machine,
-    /// A session's statements: stream `serial` of the session key.
+    /// A session's statements.
     Session(u64),
-    /// A session's `init` (turn 0) or `turn` block number `t`: stream
-    /// `serial` of the key of turn `t`.
+    /// A session's `init` (turn 0) or `turn` block number `turn`.
     Turn {
         /// The session's serial.
         serial: u64,
         /// The turn number (0 for `init`).
         turn: u64,
     },
+}
+
+impl Purpose {
+    /// (key domain, stream) of the stream's own generator; the shared
+    /// blocks of a per-session purpose use key domain `domain + 1`.
+    fn key(self) -> (u64, u64) {
+        match self {
+            Purpose::Arrivals => (0, 0),
+            Purpose::Machine => (0, 1),
+            Purpose::Session(serial) => (2, serial),
+            Purpose::Turn { serial, turn } => (turn.wrapping_mul(2).wrapping_add(4), serial),
+        }
+    }
+
+    fn is_per_session(self) -> bool {
+        matches!(self, Purpose::Session(_) | Purpose::Turn { .. })
+    }
 }
 
 /// SplitMix64, to spread a (seed, domain) pair over a 32-byte key.
@@ -42,20 +70,61 @@ fn splitmix(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn key(seed: u64, domain: u64) -> [u8; 32] {
+fn generator(seed: u64, domain: u64, stream: u64) -> ChaCha8Rng {
     let mut state = seed ^ domain.wrapping_mul(0xd6e8_feb8_6659_fd93);
     let mut key = [0u8; 32];
     for chunk in key.chunks_exact_mut(8) {
         chunk.copy_from_slice(&splitmix(&mut state).to_le_bytes());
     }
-    key
+    let mut rng = ChaCha8Rng::from_seed(key);
+    rng.set_stream(stream);
+    rng
 }
 
-/// One random stream, built at its first draw.
+/// A uniform in [0, 1) from 64 random bits, as rand's `StandardUniform`.
+fn unit(bits: u64) -> f64 {
+    (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// The shared first-draw blocks, cached by (key domain, block).
+#[derive(Clone, Debug)]
+pub struct FirstDraws {
+    seed: u64,
+    tags: [(u64, u64); CACHED],
+    words: Box<[[u64; 32]; CACHED]>,
+}
+
+impl FirstDraws {
+    /// An empty cache for streams of `seed`.
+    pub fn new(seed: u64) -> FirstDraws {
+        FirstDraws {
+            seed,
+            tags: [(u64::MAX, u64::MAX); CACHED],
+            words: Box::new([[0; 32]; CACHED]),
+        }
+    }
+
+    /// Draw `i` (< FIRST) of the per-session stream (domain, serial).
+    fn draw(&mut self, domain: u64, serial: u64, i: u64) -> f64 {
+        let block = serial / PER_BLOCK;
+        let slot = (block.wrapping_add(domain.wrapping_mul(3)) % CACHED as u64) as usize;
+        if self.tags[slot] != (domain, block) {
+            let mut rng = generator(self.seed, domain + 1, block);
+            for w in self.words[slot].iter_mut() {
+                *w = rng.next_u64();
+            }
+            self.tags[slot] = (domain, block);
+        }
+        unit(self.words[slot][((serial % PER_BLOCK) * FIRST + i) as usize])
+    }
+}
+
+/// One random stream.
 #[derive(Clone, Debug)]
 pub struct Stream {
     seed: u64,
     purpose: Purpose,
+    drawn: u64,
     rng: Option<ChaCha8Rng>,
 }
 
@@ -65,55 +134,70 @@ impl Stream {
         Stream {
             seed,
             purpose,
+            drawn: 0,
             rng: None,
         }
     }
 
-    /// Re-targets this stream (it is built again at its next draw).
+    /// Re-targets this stream to another purpose, from its first draw.
     pub fn reset(&mut self, seed: u64, purpose: Purpose) {
         self.seed = seed;
         self.purpose = purpose;
+        self.drawn = 0;
         self.rng = None;
     }
 
     /// A uniform draw in [0, 1).
-    pub fn uniform(&mut self) -> f64 {
-        let (seed, purpose) = (self.seed, self.purpose);
+    pub fn uniform(&mut self, first: &mut FirstDraws) -> f64 {
+        let i = self.drawn;
+        self.drawn += 1;
+        let (domain, stream) = self.purpose.key();
+        if self.purpose.is_per_session() && i < FIRST {
+            return first.draw(domain, stream, i);
+        }
+        let seed = self.seed;
         self.rng
-            .get_or_insert_with(|| build(seed, purpose))
+            .get_or_insert_with(|| generator(seed, domain, stream))
             .random::<f64>()
     }
-}
-
-fn build(seed: u64, purpose: Purpose) -> ChaCha8Rng {
-    let (domain, stream) = match purpose {
-        Purpose::Arrivals => (0, 0),
-        Purpose::Machine => (0, 1),
-        Purpose::Session(serial) => (1, serial),
-        Purpose::Turn { serial, turn } => (turn.wrapping_add(2), serial),
-    };
-    let mut rng = ChaCha8Rng::from_seed(key(seed, domain));
-    rng.set_stream(stream);
-    rng
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn draws(seed: u64, purpose: Purpose, n: usize, first: &mut FirstDraws) -> Vec<f64> {
+        let mut s = Stream::new(seed, purpose);
+        (0..n).map(|_| s.uniform(first)).collect()
+    }
+
     #[test]
     fn a_stream_depends_only_on_seed_and_purpose() {
-        let mut a = Stream::new(7, Purpose::Session(3));
-        let mut other = Stream::new(7, Purpose::Session(4));
-        let _ = other.uniform();
-        let mut b = Stream::new(7, Purpose::Session(3));
-        let xs: Vec<f64> = (0..4).map(|_| a.uniform()).collect();
-        let ys: Vec<f64> = (0..4).map(|_| b.uniform()).collect();
-        assert_eq!(xs, ys);
-        assert_ne!(
-            xs[0],
-            Stream::new(7, Purpose::Turn { serial: 3, turn: 0 }).uniform()
-        );
-        assert_ne!(xs[0], Stream::new(8, Purpose::Session(3)).uniform());
+        let mut cache = FirstDraws::new(7);
+        let a = draws(7, Purpose::Session(3), 9, &mut cache);
+        // Other streams drawing in between (and evicting the cache) change nothing.
+        let _ = draws(7, Purpose::Session(4), 2, &mut cache);
+        for k in 0..40 {
+            let _ = draws(7, Purpose::Session(100 + 8 * k), 1, &mut cache);
+        }
+        assert_eq!(a, draws(7, Purpose::Session(3), 9, &mut FirstDraws::new(7)));
+        assert_eq!(a, draws(7, Purpose::Session(3), 9, &mut cache));
+        let other = draws(7, Purpose::Turn { serial: 3, turn: 0 }, 9, &mut cache);
+        assert!(a.iter().zip(&other).all(|(x, y)| x != y));
+        let reseeded = draws(8, Purpose::Session(3), 9, &mut FirstDraws::new(8));
+        assert!(a.iter().zip(&reseeded).all(|(x, y)| x != y));
+    }
+
+    #[test]
+    fn neighbouring_sessions_get_different_draws() {
+        let mut cache = FirstDraws::new(1);
+        let all: Vec<f64> = (0..16)
+            .flat_map(|s| draws(1, Purpose::Session(s), 6, &mut cache))
+            .collect();
+        let mut sorted = all.clone();
+        sorted.sort_by(f64::total_cmp);
+        sorted.dedup();
+        assert_eq!(sorted.len(), all.len());
+        assert!(all.iter().all(|u| (0.0..1.0).contains(u)));
     }
 }

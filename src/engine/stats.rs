@@ -2,7 +2,8 @@
 //!
 //! Invariant: an accumulator holds a piecewise-constant value; its area
 //! counts only the part of each piece that lies at or after `warmup`, so the
-//! warm-up marker needs no handling of its own.
+//! warm-up marker needs no handling of its own. A NaN value held at any
+//! instant of the interval, even for no time, makes the average NaN.
 
 /// The integral of a piecewise-constant value from `warmup` on.
 #[derive(Clone, Copy, Debug)]
@@ -32,7 +33,10 @@ impl TimeAvg {
     /// The value changes to `value` at `now`.
     #[inline]
     pub fn set(&mut self, now: f64, value: f64) {
-        if now > self.warmup && now > self.since {
+        // A piece of zero length still adds `value · 0`: 0 for a number, NaN
+        // for NaN (an infinite flow rate over a ps(inf) stage makes the
+        // utilisation undefined, as in the reference).
+        if now >= self.warmup {
             let from = if self.since > self.warmup {
                 self.since
             } else {
@@ -53,7 +57,7 @@ impl TimeAvg {
     /// The time average over `[warmup, end]`.
     pub fn mean(&self, end: f64) -> f64 {
         let mut area = self.area;
-        if end > self.warmup && end > self.since {
+        if end >= self.warmup {
             let from = if self.since > self.warmup {
                 self.since
             } else {

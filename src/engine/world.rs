@@ -15,8 +15,8 @@ use super::RunError;
 use super::eval::{Cx, eval};
 use super::events::{EventKind, EventQueue};
 use super::flows::{FlowId, FlowSystem};
-use super::pools::PoolState;
-use super::rng::{Purpose, Stream};
+use super::pools::{PoolState, Waiting};
+use super::rng::{FirstDraws, Purpose, Stream};
 use super::session::Session;
 use super::stages::StageState;
 use super::stats::TimeAvg;
@@ -45,6 +45,8 @@ pub struct World<'p> {
     pub stages: Vec<StageState>,
     /// Pool members by IR index.
     pub pools: Vec<PoolState>,
+    /// Pools with waiters.
+    pub waiting: Waiting,
     /// Flows on shared stages.
     pub flows: FlowSystem,
     /// Scratch: the stages of the flow that is finishing.
@@ -55,9 +57,13 @@ pub struct World<'p> {
     flow_pending: Option<FlowId>,
     /// ps stages whose job set changed since the last issue.
     pub dirty_ps: Vec<u32>,
+    /// Whether each stage is in `dirty_ps`.
+    is_dirty: Vec<bool>,
     /// Draws of the machine (ps capacities).
     pub machine_rng: Stream,
     arrival_rng: Stream,
+    /// The shared first draws of per-session streams.
+    pub first_draws: FirstDraws,
     /// The next session's serial.
     next_serial: u64,
     /// The next lease's id.
@@ -109,14 +115,17 @@ impl<'p> World<'p> {
                 .iter()
                 .map(|p| PoolState::new(p.cap, warmup))
                 .collect(),
+            waiting: Waiting::new(prog.pools.len()),
             flows: FlowSystem::new(capacity, prog.share.unwrap_or(Share::MaxMin)),
             flow_stages: SmallVec::new(),
             flows_changed: false,
             flow_gen: 0,
             flow_pending: None,
             dirty_ps: Vec::new(),
+            is_dirty: vec![false; prog.stages.len()],
             machine_rng: Stream::new(prog.seed, Purpose::Machine),
             arrival_rng: Stream::new(prog.seed, Purpose::Arrivals),
+            first_draws: FirstDraws::new(prog.seed),
             next_serial: 0,
             next_lease: 0,
             open_arrivals: 0,
@@ -238,6 +247,7 @@ impl<'p> World<'p> {
             present: f64::NAN,
             attrs: &[],
             rng: &mut self.arrival_rng,
+            first: &mut self.first_draws,
             stages: &self.stages,
             pools: &self.pools,
             flows,
@@ -263,7 +273,9 @@ impl<'p> World<'p> {
                 {
                     let next = match self.prog.arrival {
                         Arrival::Poisson(rate) => {
-                            self.now - (1.0 / rate) * (1.0 - self.arrival_rng.uniform()).ln()
+                            self.now
+                                - (1.0 / rate)
+                                    * (1.0 - self.arrival_rng.uniform(&mut self.first_draws)).ln()
                         }
                         _ => self.renewal_gap()?,
                     };
@@ -302,7 +314,8 @@ impl<'p> World<'p> {
 
     /// Notes that a ps stage's job set changed in this settle.
     pub fn mark_ps(&mut self, stage: u32) {
-        if !self.dirty_ps.contains(&stage) {
+        if !self.is_dirty[stage as usize] {
+            self.is_dirty[stage as usize] = true;
             self.dirty_ps.push(stage);
         }
     }
@@ -350,6 +363,7 @@ impl<'p> World<'p> {
             self.dirty_ps.sort_unstable();
             for i in 0..self.dirty_ps.len() {
                 let s = self.dirty_ps[i] as usize;
+                self.is_dirty[s] = false;
                 let present = self.stages[s].ps_present();
                 let phi = if present == 0 {
                     0.0
@@ -362,6 +376,7 @@ impl<'p> World<'p> {
                         present: present as f64,
                         attrs: &[],
                         rng: &mut self.machine_rng,
+                        first: &mut self.first_draws,
                         stages: &self.stages,
                         pools: &self.pools,
                         flows: &self.flows,
@@ -474,10 +489,7 @@ impl<'p> World<'p> {
                 name: prog.stages[i].name.clone(),
                 member: member(&stage_names, i),
                 mean_number: s.number.mean(end),
-                utilization: match s.shared_capacity() {
-                    Some(phi) if !phi.is_finite() => None,
-                    _ => Some(s.util.mean(end)),
-                },
+                utilization: Some(s.util.mean(end)).filter(|u| !u.is_nan()),
                 completed: s.completed,
                 throughput: s.completed as f64 / span,
                 mean_wait: mean_of(s.wait_sum, s.completed),

@@ -1,0 +1,55 @@
+//! The engine on small programs, one run per iteration (parse and link
+//! happen once, outside the timing). Divide by the run's `events` (printed
+//! once per program) for the time per event; the reference spends ~145 ns
+//! of CPU per event on M/M/1 on the development machine.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+const MM1: &str = "stage srv : fifo; workload { arrive poisson(0.5); }
+    session { set t0 = now; run srv (~exp(1)); observe resp = now - t0; end; }
+    run { horizon 40000; seed 5; }";
+
+const MG1_PS: &str = "stage cpu : ps(1); workload { arrive poisson(0.7); }
+    session { set t0 = now; run cpu (~h2(1, 4)); observe resp = now - t0; end; }
+    run { horizon 40000; seed 5; }";
+
+const POOL: &str = "pool slots { cap 4; } stage srv : delay; workload { arrive poisson(3); }
+    session { set t0 = now; hold slots (1) { run srv (~exp(1)); } observe resp = now - t0; }
+    run { horizon 10000; seed 5; }";
+
+const FLOWS: &str = "stage E[4] : ps(1); stage I[4] : ps(1); share maxmin;
+    workload { arrive poisson(2); }
+    session { set i = floor(~uniform(0, 4)); set j = floor(~uniform(0, 4)); run E[i], I[j] (~exp(1)); }
+    run { horizon 20000; seed 5; }";
+
+fn compile(source: &str) -> serq::ir::Program {
+    let (ast, diags) = serq::syntax::parse(source);
+    assert!(diags.is_empty(), "{diags:?}");
+    serq::link::link(&ast, source, &Default::default()).expect("the bench programs link")
+}
+
+fn bench(c: &mut Criterion) {
+    for (name, source) in [
+        ("mm1_fifo", MM1),
+        ("mg1_ps_h2", MG1_PS),
+        ("pool_slots", POOL),
+        ("flows_4x4", FLOWS),
+    ] {
+        let program = compile(source);
+        let events = serq::engine::run(&program)
+            .expect("the bench programs run")
+            .events;
+        println!("{name}: {events} events per run");
+        c.bench_function(name, |b| {
+            b.iter(|| serq::engine::run(black_box(&program)).map(|r| r.events))
+        });
+    }
+}
+
+criterion_group! {
+    name = engine;
+    config = Criterion::default().sample_size(20);
+    targets = bench
+}
+criterion_main!(engine);
