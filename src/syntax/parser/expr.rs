@@ -74,7 +74,20 @@ impl Parser<'_> {
     }
 
     /// Precedence climbing over the binary operators of power `min` and up.
+    ///
+    /// Each operator of a chain (`a + b + c …`) nests the tree one level
+    /// deeper, so it counts as one level of nesting: a chain of 100 000 `+`
+    /// would otherwise build a tree too deep to walk or drop recursively.
     fn binary(&mut self, min: u8) -> PResult<Expr> {
+        let mut chained = 0;
+        let result = self.binary_chain(min, &mut chained);
+        for _ in 0..chained {
+            self.leave();
+        }
+        result
+    }
+
+    fn binary_chain(&mut self, min: u8, chained: &mut u32) -> PResult<Expr> {
         let mut lhs = self.unary()?;
         let mut compared: Option<Span> = None;
         while let Some((op, power)) = binary_op(self.peek()) {
@@ -97,6 +110,10 @@ impl Parser<'_> {
                 return Err(super::Fail);
             }
             self.bump();
+            if !self.enter() {
+                return Ok(lhs);
+            }
+            *chained += 1;
             let rhs = self.binary(power + 1)?;
             lhs = binary(op, lhs, rhs);
             if power == COMPARISON {
@@ -106,9 +123,12 @@ impl Parser<'_> {
         Ok(lhs)
     }
 
-    /// `unary = ( "-" | "!" ) unary | pow`, read iteratively.
+    /// `unary = ( "-" | "!" ) unary | pow`, read iteratively; each prefix
+    /// operator counts as one level of nesting.
     fn unary(&mut self) -> PResult<Expr> {
+        let start = self.span();
         let mut ops = Vec::new();
+        let mut deep = false;
         loop {
             let op = match self.peek() {
                 TokenKind::Minus => UnOp::Neg,
@@ -116,8 +136,21 @@ impl Parser<'_> {
                 _ => break,
             };
             ops.push((op, self.bump().span));
+            if !self.enter() {
+                deep = true;
+                break;
+            }
         }
-        let mut e = self.pow()?;
+        let operand = if deep {
+            Ok(placeholder(self.since(start)))
+        } else {
+            self.pow()
+        };
+        let entered = ops.len() - usize::from(deep);
+        for _ in 0..entered {
+            self.leave();
+        }
+        let mut e = operand?;
         while let Some((op, at)) = ops.pop() {
             let span = Span::join(at, e.span);
             e = Expr {
