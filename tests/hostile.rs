@@ -89,6 +89,71 @@ fn a_chain_of_ands_and_a_tower_of_powers_are_refused() {
 
 // ----- defs ----------------------------------------------------------------
 
+#[test]
+fn a_def_that_calls_itself_is_refused() {
+    let m =
+        refused(&with_session("set y = f(1);").replace("stage s", "def f(x) = f(x) + 1;\nstage s"));
+    assert_mentions(&m, &["`f` uses itself"]);
+}
+
+#[test]
+fn a_statement_def_that_calls_itself_is_refused() {
+    let m = refused(&with_session("w();").replace("stage s", "def w() { w(); }\nstage s"));
+    assert_mentions(&m, &["`w` uses itself"]);
+}
+
+#[test]
+fn defs_that_double_at_each_level_are_refused_before_they_blow_up() {
+    // f39 would expand to 2^40 nodes.
+    let mut defs = String::from("def f0(x) = x + x;\n");
+    for k in 1..40 {
+        defs += &format!("def f{k}(x) = f{}(x) + f{}(x);\n", k - 1, k - 1);
+    }
+    let source = format!("{defs}{}", with_session("set y = f39(now);"));
+    let start = Instant::now();
+    let m = refused(&source);
+    assert_mentions(&m, &["expanding the `def`s", "more than 1000000"]);
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn statement_defs_that_double_at_each_level_are_refused() {
+    let mut defs = String::from("def w0() { set y = 1; set y = 2; }\n");
+    for k in 1..40 {
+        defs += &format!("def w{k}() {{ w{}(); w{}(); }}\n", k - 1, k - 1);
+    }
+    let m = refused(&format!("{defs}{}", with_session("w39();")));
+    assert_mentions(&m, &["expanding the `def`s", "more than 1000000"]);
+}
+
+#[test]
+fn a_long_chain_of_defs_is_refused_for_its_expanded_depth() {
+    // Each def is shallow; expanded, the last is 2000 levels deep.
+    let mut defs = String::from("def f0(x) = x + 1;\n");
+    for k in 1..2000 {
+        defs += &format!("def f{k}(x) = f{}(x) + 1;\n", k - 1);
+    }
+    let m = refused(&format!("{defs}{}", with_session("set y = f1999(now);")));
+    assert_mentions(&m, &["levels of nesting once the `def`s are expanded"]);
+}
+
+#[test]
+fn nested_uses_of_a_deep_def_are_refused_for_their_expanded_depth() {
+    let body = vec!["x"; 60].join(" + ");
+    let source = format!(
+        "def f(x) = {body};\n{}",
+        with_session("set y = f(f(f(f(f(f(f(f(now))))))));")
+    );
+    assert_mentions(
+        &refused(&source),
+        &["levels of nesting once the `def`s are expanded"],
+    );
+}
+
 // ----- a long line and big numbers -----------------------------------------
 
 // ----- IR JSON -------------------------------------------------------------
