@@ -32,7 +32,64 @@ fn assert_mentions(messages: &[String], words: &[&str]) {
     );
 }
 
+/// The messages of IR JSON that must be refused.
+fn ir_refused(json: &str) -> Vec<String> {
+    match compile_ir(json, &Overrides::default()) {
+        Ok(_) => panic!("accepted: {}", &json[..json.len().min(200)]),
+        Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+    }
+}
+
 // ----- sizes ---------------------------------------------------------------
+
+#[test]
+fn an_array_of_a_trillion_members_is_refused_without_allocating() {
+    let m = refused(
+        "stage s[1e12] : delay;\nworkload { arrive batch(1); }\nsession { run s[0] (1); }\nrun { horizon 10; }\n",
+    );
+    assert_mentions(&m, &["array size", "at most 1000000"]);
+}
+
+#[test]
+fn arrays_past_a_million_members_in_all_are_refused() {
+    // Each array is within the per-array cap; together they are not.
+    let m = refused(
+        "pool p[600000] { cap 1; }\nstage s[600000] : delay;\nworkload { arrive batch(1); }\nsession { run s[0] (1); }\nrun { horizon 10; }\n",
+    );
+    assert_mentions(&m, &["stage `s`", "more than 1000000", "in all"]);
+}
+
+#[test]
+fn batch_of_a_trillion_sessions_is_refused() {
+    let m = refused(
+        "stage s : delay;\nworkload { arrive batch(1e12); }\nsession { run s (1); }\nrun { horizon 10; }\n",
+    );
+    assert_mentions(&m, &["batch(n)", "at most 10000000"]);
+}
+
+#[test]
+fn closed_of_a_trillion_sessions_is_refused() {
+    let m = refused(
+        "stage s : delay;\nworkload { arrive closed(1e12); }\nsession { run s (1); }\nrun { horizon 10; }\n",
+    );
+    assert_mentions(&m, &["closed(n)", "at most 10000000"]);
+}
+
+#[test]
+fn batch_at_the_limit_links() {
+    let source = "stage s : delay;\nworkload { arrive batch(10000000); }\nsession { run s (1); }\nrun { horizon 10; }\n";
+    let p = compile_source(source, &Overrides::default()).expect("links");
+    assert_eq!(p.arrival, serq::ir::Arrival::Batch(10_000_000));
+}
+
+#[test]
+fn ir_with_a_batch_past_the_limit_is_refused() {
+    let json = minimal_ir().replace(
+        r#""arrival":"None""#,
+        r#""arrival":{"Batch":1000000000000}"#,
+    );
+    assert_mentions(&ir_refused(&json), &["batch(n)", "at most 10000000"]);
+}
 
 // ----- nesting -------------------------------------------------------------
 
@@ -157,3 +214,20 @@ fn nested_uses_of_a_deep_def_are_refused_for_their_expanded_depth() {
 // ----- a long line and big numbers -----------------------------------------
 
 // ----- IR JSON -------------------------------------------------------------
+
+/// The smallest valid IR: no sessions, one stage.
+fn minimal_ir() -> String {
+    r#"{"version":8,"attrs":["cached","serial","turn_no","new","out","think","more","forced","computed"],"observes":[],"pools":[],"stages":[{"name":"s","kind":"Delay"}],"arrival":"None","init":0,"turn":1,"session":2,"blocks":[[],[],[]],"horizon":10.0,"warmup":0.0,"seed":1}"#.to_string()
+}
+
+fn with_session_ir(stmts: &str) -> String {
+    minimal_ir().replace(
+        r#""blocks":[[],[],[]]"#,
+        &format!(r#""blocks":[[],[],[{stmts}]]"#),
+    )
+}
+
+#[test]
+fn the_minimal_ir_is_valid() {
+    compile_ir(&minimal_ir(), &Overrides::default()).expect("valid");
+}

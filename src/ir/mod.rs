@@ -17,6 +17,11 @@ pub use validate::IrError;
 /// (a run over several stages) and `Program::share`.
 pub const IR_VERSION: u32 = 8;
 
+/// The most sessions `batch(n)` or `closed(n)` may create at time 0: each is
+/// a live session from the start, so a larger n is a memory blow-up rather
+/// than a study (10^7 sessions already take gigabytes).
+pub const MAX_SESSIONS_AT_ZERO: u64 = 10_000_000;
+
 /// Number of built-in attribute slots (`cached` … `computed`, slots 0–8).
 pub const BUILTIN_ATTRS: [&str; 9] = [
     "cached", "serial", "turn_no", "new", "out", "think", "more", "forced", "computed",

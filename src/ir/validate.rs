@@ -12,7 +12,7 @@ use exprs::{num, ref_text};
 
 use super::{
     Arg, Arrival, BUILTIN_ATTRS, CRef, Ctx, Dist, Expr, Fun, FunKind, HoldPool, IR_VERSION,
-    Program, RunMode, StageKind, Stmt,
+    MAX_SESSIONS_AT_ZERO, Program, RunMode, StageKind, Stmt,
 };
 
 /// A rule the IR breaks.
@@ -214,6 +214,16 @@ impl Validator<'_> {
                 }
             }
             Arrival::Batch(0) => self.err("batch(n) needs a whole n ≥ 1, found 0"),
+            Arrival::Batch(n) | Arrival::Closed(n) if *n > MAX_SESSIONS_AT_ZERO => {
+                let law = if matches!(self.p.arrival, Arrival::Batch(_)) {
+                    "batch"
+                } else {
+                    "closed"
+                };
+                self.err(format!(
+                    "{law}(n) creates n sessions at time 0; n is at most {MAX_SESSIONS_AT_ZERO}, found {n}"
+                ));
+            }
             Arrival::Batch(_) | Arrival::Closed(_) | Arrival::None => {}
         }
     }
