@@ -38,12 +38,7 @@ pub fn compile_source(source: &str, overrides: &Overrides) -> Result<Program, Ve
 
 /// Reads IR JSON, applies the overrides and validates the result.
 pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<Program, Vec<ir::IrError>> {
-    let mut program: Program = serde_json::from_str(json).map_err(|e| {
-        vec![ir::IrError {
-            at: None,
-            message: format!("the file is not IR version {} JSON: {e}", ir::IR_VERSION),
-        }]
-    })?;
+    let mut program = Program::read_json(json).map_err(|e| vec![e])?;
     apply_overrides(overrides, &mut program);
     program.validate()?;
     Ok(program)

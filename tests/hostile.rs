@@ -144,6 +144,29 @@ fn a_chain_of_ands_and_a_tower_of_powers_are_refused() {
     assert_mentions(&refused(&powers), &["at most 100 levels of nesting"]);
 }
 
+#[test]
+fn a_sum_of_ninety_terms_links_and_its_ir_reads_back() {
+    // 90 levels: within the parser's 100, and its JSON (~180 levels) is
+    // past serde_json's default limit of 128, which IR reading lifts.
+    let source = with_session(&format!("set x = {};", vec!["now"; 90].join(" + ")));
+    let p = compile_source(&source, &Overrides::default()).expect("links");
+    let back = compile_ir(&p.to_json(), &Overrides::default()).expect("reads back");
+    assert_eq!(back, p);
+}
+
+#[test]
+fn nested_calls_as_deep_as_the_parser_allows_read_back_from_ir() {
+    // `min(…, 1)` costs 4 JSON levels per level of expression.
+    let source = with_session(&format!(
+        "set x = {}now{};",
+        "min(".repeat(45),
+        ", 1)".repeat(45)
+    ));
+    let p = compile_source(&source, &Overrides::default()).expect("links");
+    let back = compile_ir(&p.to_json(), &Overrides::default()).expect("reads back");
+    assert_eq!(back, p);
+}
+
 // ----- defs ----------------------------------------------------------------
 
 #[test]
@@ -213,6 +236,27 @@ fn nested_uses_of_a_deep_def_are_refused_for_their_expanded_depth() {
 
 // ----- a long line and big numbers -----------------------------------------
 
+#[test]
+fn a_horizon_of_1e300_links_and_an_infinite_one_is_refused() {
+    // 1e300 is finite: a run ends when its events run out (the engine's
+    // test in tests/generated.rs runs such a program).
+    let source = with_session("").replace("horizon 10", "horizon 1e300");
+    let p = compile_source(&source, &Overrides::default()).expect("links");
+    assert_eq!(p.horizon, 1e300);
+    let inf = with_session("").replace("horizon 10", "horizon 1e400");
+    assert_mentions(&refused(&inf), &["horizon", "finite"]);
+}
+
+#[test]
+fn an_override_horizon_of_nan_is_refused() {
+    let overrides = Overrides {
+        horizon: Some(f64::NAN),
+        ..Overrides::default()
+    };
+    assert!(compile_source(&with_session(""), &overrides).is_err());
+    assert!(compile_ir(&minimal_ir(), &overrides).is_err());
+}
+
 // ----- IR JSON -------------------------------------------------------------
 
 /// The smallest valid IR: no sessions, one stage.
@@ -230,4 +274,88 @@ fn with_session_ir(stmts: &str) -> String {
 #[test]
 fn the_minimal_ir_is_valid() {
     compile_ir(&minimal_ir(), &Overrides::default()).expect("valid");
+}
+
+#[test]
+fn ir_with_a_stage_index_out_of_range_is_refused() {
+    let json = with_session_ir(
+        r#"{"Run":{"stage":{"base":7,"count":1,"index":null},"mode":"Plain","work":{"Num":1.0},"growing":null}}"#,
+    );
+    assert_mentions(&ir_refused(&json), &["out of range"]);
+}
+
+#[test]
+fn ir_with_a_huge_family_count_is_refused() {
+    let json = with_session_ir(
+        r#"{"Run":{"stage":{"base":0,"count":18446744073709551615,"index":{"Num":3.0}},"mode":"Plain","work":{"Num":1.0},"growing":null}}"#,
+    );
+    ir_refused(&json);
+}
+
+#[test]
+fn ir_with_a_block_index_out_of_range_is_refused() {
+    let json = with_session_ir(r#"{"Loop":99}"#);
+    assert_mentions(&ir_refused(&json), &["block 99 is out of range"]);
+}
+
+#[test]
+fn ir_with_an_attribute_slot_out_of_range_is_refused() {
+    let json = with_session_ir(r#"{"Set":[1000000,{"Attr":123456789}]}"#);
+    assert_mentions(&ir_refused(&json), &["out of range"]);
+}
+
+#[test]
+fn ir_with_blocks_in_a_cycle_is_refused() {
+    let json = minimal_ir().replace(
+        r#""blocks":[[],[],[]]"#,
+        r#""blocks":[[],[],[],[{"Loop":3}]]"#,
+    );
+    ir_refused(&json);
+}
+
+#[test]
+fn ir_of_another_version_is_refused() {
+    let json = minimal_ir().replace(r#""version":8"#, r#""version":7"#);
+    assert_mentions(&ir_refused(&json), &["IR version 7", "reads 8"]);
+    let huge = minimal_ir().replace(r#""version":8"#, r#""version":99999999999"#);
+    ir_refused(&huge);
+}
+
+#[test]
+fn deeply_nested_json_is_refused_before_it_is_read() {
+    for depth in [2_000, 1_000_000] {
+        let json = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        assert_mentions(&ir_refused(&json), &["more than 1000 deep"]);
+    }
+}
+
+#[test]
+fn brackets_inside_json_strings_do_not_count_as_nesting() {
+    let name = "[".repeat(5_000);
+    let json = minimal_ir().replace(r#""name":"s""#, &format!(r#""name":"{name}""#));
+    compile_ir(&json, &Overrides::default()).expect("valid");
+}
+
+#[test]
+fn an_ir_expression_nested_past_the_validators_limit_is_refused() {
+    // 400 negations: 800 JSON levels, within the reader's 1000.
+    let depth = 400;
+    let expr = format!(
+        "{}{{\"Num\":1.0}}{}",
+        r#"{"Unary":["Neg","#.repeat(depth),
+        "]}".repeat(depth)
+    );
+    let json = with_session_ir(&format!(r#"{{"Set":[3,{expr}]}}"#))
+        .replace(r#""computed"]"#, r#""computed","x"]"#);
+    assert_mentions(&ir_refused(&json), &["nested more than 200 deep"]);
+}
+
+#[test]
+fn truncated_and_garbage_json_is_refused() {
+    let full = minimal_ir();
+    for cut in [0, 1, 10, full.len() / 2, full.len() - 1] {
+        ir_refused(&full[..cut]);
+    }
+    ir_refused("\u{0}\u{1}garbage");
+    ir_refused(r#"{"version":8}"#);
 }
