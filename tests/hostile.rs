@@ -236,6 +236,39 @@ fn nested_uses_of_a_deep_def_are_refused_for_their_expanded_depth() {
 
 // ----- a long line and big numbers -----------------------------------------
 
+/// 100 MB in a release build (`cargo test --release`, as CI runs it, about
+/// 2 s); 10 MB in a debug build, where 100 MB takes about a minute.
+const LONG_LINE: usize = if cfg!(debug_assertions) {
+    10 << 20
+} else {
+    100 << 20
+};
+
+#[test]
+fn a_hundred_megabyte_line_is_refused_quickly() {
+    // One unknown name of 100 MB (a line of that length in a session).
+    let name = "a".repeat(LONG_LINE);
+    let source = with_session(&format!("set x = {name};"));
+    let start = Instant::now();
+    let m = refused(&source);
+    assert!(
+        m.iter().any(|m| m.contains("unknown")),
+        "{:?}",
+        m.iter().map(|m| &m[..m.len().min(80)]).collect::<Vec<_>>()
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn a_hundred_megabyte_comment_line_links() {
+    let source = format!("// {}\n{}", "x".repeat(LONG_LINE), with_session(""));
+    compile_source(&source, &Overrides::default()).expect("links");
+}
+
 #[test]
 fn a_horizon_of_1e300_links_and_an_infinite_one_is_refused() {
     // 1e300 is finite: a run ends when its events run out (the engine's
