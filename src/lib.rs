@@ -55,12 +55,7 @@ pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<Program, Vec<ir::
             })
             .collect());
     }
-    let mut program: Program = serde_json::from_str(json).map_err(|e| {
-        vec![ir::IrError {
-            at: None,
-            message: format!("the file is not IR version {} JSON: {e}", ir::IR_VERSION),
-        }]
-    })?;
+    let mut program = Program::read_json(json).map_err(|e| vec![e])?;
     apply_overrides(overrides, &mut program);
     program.validate()?;
     Ok(program)

@@ -17,6 +17,48 @@ pub use validate::IrError;
 /// (a run over several stages) and `Program::share`.
 pub const IR_VERSION: u32 = 8;
 
+/// The most sessions `batch(n)` or `closed(n)` may create at time 0: each is
+/// a live session from the start, so a larger n is a memory blow-up rather
+/// than a study (10^7 sessions already take gigabytes).
+pub const MAX_SESSIONS_AT_ZERO: u64 = 10_000_000;
+
+/// How deep JSON arrays and objects may nest in an IR file. Linked IR nests
+/// at most about 5 levels per level of expression (`{"Call": ["Min",
+/// [{"Expr": …}]]}`) and expressions nest at most 100 deep; 1000 leaves room
+/// and keeps reading within a 2 MiB thread stack in a debug build.
+pub const MAX_JSON_DEPTH: usize = 1000;
+
+/// The line of the first bracket that nests deeper than [`MAX_JSON_DEPTH`],
+/// if any (brackets inside strings do not count).
+fn json_too_deep(text: &str) -> Option<usize> {
+    let (mut depth, mut line) = (0usize, 1usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'\n' => line += 1,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_JSON_DEPTH {
+                    return Some(line);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Number of built-in attribute slots (`cached` … `computed`, slots 0–8).
 pub const BUILTIN_ATTRS: [&str; 9] = [
     "cached", "serial", "turn_no", "new", "out", "think", "more", "forced", "computed",
@@ -441,13 +483,27 @@ impl Program {
 
     /// Reads IR from JSON and validates it.
     pub fn from_json(text: &str) -> Result<Program, Vec<IrError>> {
-        let program: Program = serde_json::from_str(text).map_err(|e| {
-            vec![IrError {
-                at: None,
-                message: format!("the IR is not valid JSON of version {IR_VERSION}: {e}"),
-            }]
-        })?;
+        let program = Program::read_json(text).map_err(|e| vec![e])?;
         program.validate()?;
+        Ok(program)
+    }
+
+    /// Reads IR from JSON without validating it. JSON nested more than
+    /// [`MAX_JSON_DEPTH`] deep is refused before it is read.
+    pub fn read_json(text: &str) -> Result<Program, IrError> {
+        let refuse = |message: String| IrError { at: None, message };
+        if let Some(line) = json_too_deep(text) {
+            return Err(refuse(format!(
+                "the file is not IR version {IR_VERSION} JSON: it nests arrays and objects more than {MAX_JSON_DEPTH} deep (line {line})"
+            )));
+        }
+        let mut de = serde_json::Deserializer::from_str(text);
+        // serde_json's own limit (128) is below what linked IR needs; the
+        // scan above bounds the depth instead.
+        de.disable_recursion_limit();
+        let program = Program::deserialize(&mut de)
+            .and_then(|p| de.end().map(|()| p))
+            .map_err(|e| refuse(format!("the file is not IR version {IR_VERSION} JSON: {e}")))?;
         Ok(program)
     }
 

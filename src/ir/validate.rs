@@ -12,7 +12,7 @@ use exprs::{num, ref_text};
 
 use super::{
     Arg, Arrival, BUILTIN_ATTRS, CRef, Ctx, Dist, Expr, Fun, FunKind, HoldPool, IR_VERSION,
-    Program, RunMode, StageKind, Stmt,
+    MAX_SESSIONS_AT_ZERO, Program, RunMode, StageKind, Stmt,
 };
 
 /// A rule the IR breaks.
@@ -51,6 +51,11 @@ fn is_whole_at_least(x: f64, min: f64) -> bool {
 
 /// How deep blocks may nest (IR from JSON could otherwise exhaust the stack).
 const MAX_DEPTH: usize = 200;
+
+/// How deep an expression may nest (a leaf is one level). The linker nests
+/// at most 100 deep; IR from JSON is refused past this before anything
+/// walks its expressions.
+pub const MAX_EXPR_DEPTH: usize = 200;
 
 struct Validator<'a> {
     p: &'a Program,
@@ -121,6 +126,9 @@ impl Validator<'_> {
                 ));
             }
         }
+        if self.too_deep() {
+            return;
+        }
         self.stages();
         self.arrival();
         self.run_options();
@@ -143,6 +151,43 @@ impl Validator<'_> {
         if p.share.is_some() && !p.has_flows() {
             self.err("`share` is declared without a run over several stages (`share` applies only to flows); remove it");
         }
+    }
+
+    /// Reports the first expression nested deeper than [`MAX_EXPR_DEPTH`];
+    /// true when there is one (nothing else is checked then).
+    fn too_deep(&mut self) -> bool {
+        let p = self.p;
+        let deep = |e: &Expr| e.deeper_than(MAX_EXPR_DEPTH);
+        let mut found = None;
+        for stage in &p.stages {
+            if let StageKind::Ps(e) = &stage.kind
+                && deep(e)
+            {
+                found = Some(None);
+            }
+        }
+        if let Arrival::Renewal(e) = &p.arrival
+            && deep(e)
+        {
+            found = Some(None);
+        }
+        'blocks: for (b, stmts) in p.blocks.iter().enumerate() {
+            for (i, s) in stmts.iter().enumerate() {
+                if stmt_exprs(s).into_iter().any(deep) {
+                    found = Some(Some((b, i)));
+                    break 'blocks;
+                }
+            }
+        }
+        let Some(at) = found else {
+            return false;
+        };
+        self.at = at;
+        self.err(format!(
+            "an expression is nested more than {MAX_EXPR_DEPTH} deep"
+        ));
+        self.at = None;
+        true
     }
 
     fn stages(&mut self) {
@@ -214,6 +259,16 @@ impl Validator<'_> {
                 }
             }
             Arrival::Batch(0) => self.err("batch(n) needs a whole n ≥ 1, found 0"),
+            Arrival::Batch(n) | Arrival::Closed(n) if *n > MAX_SESSIONS_AT_ZERO => {
+                let law = if matches!(self.p.arrival, Arrival::Batch(_)) {
+                    "batch"
+                } else {
+                    "closed"
+                };
+                self.err(format!(
+                    "{law}(n) creates n sessions at time 0; n is at most {MAX_SESSIONS_AT_ZERO}, found {n}"
+                ));
+            }
             Arrival::Batch(_) | Arrival::Closed(_) | Arrival::None => {}
         }
     }
@@ -758,4 +813,50 @@ fn children(s: &Stmt) -> Vec<usize> {
         Stmt::Loop(b) => vec![*b],
         _ => Vec::new(),
     }
+}
+
+/// Every expression of a statement, references' indices included (not the
+/// expressions of its inner blocks).
+fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
+    fn index(r: &CRef) -> Option<&Expr> {
+        r.index.as_ref()
+    }
+    let mut out = Vec::new();
+    match s {
+        Stmt::Set(_, e) | Stmt::Observe(_, e) | Stmt::Branch(e, ..) => out.push(e),
+        Stmt::Turn | Stmt::End | Stmt::Loop(_) => {}
+        Stmt::Hold { pools, lease, .. } => {
+            for HoldPool(r, u, reserve) in pools {
+                out.extend(index(r));
+                out.push(u);
+                out.extend(reserve);
+            }
+            if let Some((r, t)) = lease {
+                out.extend(index(r));
+                out.push(t);
+            }
+        }
+        Stmt::Grow(r, e) | Stmt::Load(r, e) => {
+            out.extend(index(r));
+            out.push(e);
+        }
+        Stmt::Release(r) => out.extend(index(r)),
+        Stmt::Run {
+            stage,
+            work,
+            growing,
+            also,
+            ..
+        } => {
+            out.extend(index(stage));
+            out.push(work);
+            out.extend(growing.as_ref().and_then(index));
+            out.extend(also.iter().filter_map(index));
+        }
+        Stmt::Choose { count, key, .. } => {
+            out.push(count);
+            out.extend(key);
+        }
+    }
+    out
 }

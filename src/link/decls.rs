@@ -14,7 +14,8 @@ use crate::syntax::ast::{self, Ident, Span};
 use std::collections::BTreeMap;
 
 /// The largest array a program may declare (a guard against typos that
-/// would allocate without bound).
+/// would allocate without bound), and the most pool and stage members it
+/// may declare in all (many arrays of a million would allocate as much).
 const MAX_ARRAY: f64 = 1_000_000.0;
 
 /// Pool options of Tier 2, refused as not supported yet.
@@ -169,6 +170,23 @@ impl Linker<'_> {
                     }
                     None => 1,
                 },
+            };
+            let declared = self.ir_stages.len() + self.ir_pools.len();
+            let count = if declared + count > MAX_ARRAY as usize {
+                self.err(
+                    Diagnostic::new(
+                        "array-size",
+                        size.as_ref().map_or(name.span, |e| e.span),
+                        format!(
+                            "{word} `{}`: the program would declare more than {MAX_ARRAY} pool and stage members in all ({declared} before this one, which adds {count})",
+                            name.name
+                        ),
+                    )
+                    .with_help("a program declares at most a million members, pools and stages together"),
+                );
+                1
+            } else {
+                count
             };
             let fam_name = name.name.clone();
             if is_stage {
@@ -378,6 +396,20 @@ impl Linker<'_> {
                         arg.span,
                         format!("{law_name}(n) needs a whole n ≥ {min}, found {n}"),
                     ));
+                    return ir::Arrival::None;
+                }
+                if n > ir::MAX_SESSIONS_AT_ZERO as f64 {
+                    self.err(
+                        Diagnostic::new(
+                            "arrival",
+                            arg.span,
+                            format!(
+                                "{law_name}(n) creates n sessions at time 0; n is at most {}, found {n}",
+                                ir::MAX_SESSIONS_AT_ZERO
+                            ),
+                        )
+                        .with_help("use `arrive poisson(rate)` for a long stream of sessions"),
+                    );
                     return ir::Arrival::None;
                 }
                 if law_name == "batch" {

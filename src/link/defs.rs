@@ -6,12 +6,14 @@
 //! A body may use only earlier `def`s, so expanding the uses left after a
 //! substitution terminates.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 
 use super::names;
 use crate::syntax::Diagnostic;
 use crate::syntax::ast::{
-    Block, DefBody, Expr, ExprKind, HoldPool, Ident, Item, Ref, Stmt, StmtKind, TransferTarget,
+    Block, DefBody, Expr, ExprKind, HoldPool, Ident, Item, Ref, Span, Stmt, StmtKind,
+    TransferTarget,
 };
 
 /// One definition, its body already expanded by the definitions before it.
@@ -21,11 +23,30 @@ struct Def {
     body: DefBody,
 }
 
+/// How deep expansion may nest: blocks, expression levels and the uses of
+/// `def`s being expanded count together, as the parser counts its nesting.
+/// A use substitutes a body that may use other `def`s, so the expanded
+/// program can be far deeper than the text; past this the linker refuses it
+/// rather than overflow the stack.
+pub const MAX_EXPANDED_DEPTH: u32 = crate::syntax::parser::MAX_DEPTH;
+
+/// How many expression nodes and statements the uses of `def`s may produce in
+/// all. `def f1(x) = f0(x) + f0(x);` doubles at each level, so forty such
+/// lines would otherwise expand to 2^40 nodes.
+pub const MAX_EXPANDED_SIZE: usize = 1_000_000;
+
 /// The program's definitions, in declaration order.
 #[derive(Debug, Default)]
 pub struct Defs {
     /// Lookup by name (iteration order never reaches the output).
     by_name: HashMap<String, Def>,
+    /// The nesting of the expansion in progress (see [`MAX_EXPANDED_DEPTH`]).
+    depth: Cell<u32>,
+    /// Nodes produced by substitutions so far (see [`MAX_EXPANDED_SIZE`]).
+    produced: Cell<usize>,
+    /// Whether the depth or the size limit was reported (once each).
+    reported_depth: Cell<bool>,
+    reported_size: Cell<bool>,
 }
 
 /// Parameter name -> argument expression.
@@ -182,9 +203,23 @@ impl Defs {
                     DefBody::Block(body.clone()),
                     diags,
                 ) {
-                    let spliced: Vec<Stmt> =
-                        body.stmts.iter().map(|st| subst_stmt(st, &map)).collect();
-                    out.extend(self.expand_stmts(&spliced, diags));
+                    let size = body.stmts.iter().map(stmt_size).sum::<usize>()
+                        + map
+                            .iter()
+                            .map(|(p, a)| {
+                                body.stmts
+                                    .iter()
+                                    .map(|st| reads_in_stmt(st, p))
+                                    .sum::<usize>()
+                                    * expr_size(a)
+                            })
+                            .sum::<usize>();
+                    if self.within_limits(size, s.span, diags) {
+                        let spliced: Vec<Stmt> =
+                            body.stmts.iter().map(|st| subst_stmt(st, &map)).collect();
+                        out.extend(self.expand_stmts(&spliced, diags));
+                        self.leave();
+                    }
                 }
                 continue;
             }
@@ -194,10 +229,69 @@ impl Defs {
     }
 
     fn expand_block(&self, b: &Block, diags: &mut Vec<Diagnostic>) -> Block {
+        if !self.enter(b.span, diags) {
+            return Block {
+                stmts: Vec::new(),
+                span: b.span,
+            };
+        }
+        let stmts = self.expand_stmts(&b.stmts, diags);
+        self.leave();
         Block {
-            stmts: self.expand_stmts(&b.stmts, diags),
+            stmts,
             span: b.span,
         }
+    }
+
+    /// Enters one level of expansion; past [`MAX_EXPANDED_DEPTH`] reports it
+    /// (once) and returns false.
+    fn enter(&self, span: Span, diags: &mut Vec<Diagnostic>) -> bool {
+        if self.depth.get() >= MAX_EXPANDED_DEPTH {
+            if !self.reported_depth.replace(true) {
+                diags.push(
+                    Diagnostic::new(
+                        "nesting",
+                        span,
+                        format!(
+                            "expected at most {MAX_EXPANDED_DEPTH} levels of nesting once the `def`s are expanded, found deeper nesting"
+                        ),
+                    )
+                    .with_label("nested too deeply here")
+                    .with_help("set an attribute to an inner part and use the attribute"),
+                );
+            }
+            return false;
+        }
+        self.depth.set(self.depth.get() + 1);
+        true
+    }
+
+    fn leave(&self) {
+        self.depth.set(self.depth.get() - 1);
+    }
+
+    /// Enters the expansion of one use that produces `size` nodes; refuses
+    /// it past [`MAX_EXPANDED_DEPTH`] or [`MAX_EXPANDED_SIZE`].
+    fn within_limits(&self, size: usize, span: Span, diags: &mut Vec<Diagnostic>) -> bool {
+        let produced = self.produced.get().saturating_add(size);
+        if produced > MAX_EXPANDED_SIZE {
+            if !self.reported_size.replace(true) {
+                diags.push(
+                    Diagnostic::new(
+                        "expansion-size",
+                        span,
+                        format!(
+                            "expanding the `def`s would produce more than {MAX_EXPANDED_SIZE} expression nodes and statements"
+                        ),
+                    )
+                    .with_label("expanding this use goes past the limit")
+                    .with_help("a `def` is substituted at every use; set an attribute once and read it instead"),
+                );
+            }
+            return false;
+        }
+        self.produced.set(produced);
+        self.enter(span, diags)
     }
 
     fn expand_stmt(&self, s: &Stmt, diags: &mut Vec<Diagnostic>) -> Stmt {
@@ -301,6 +395,21 @@ impl Defs {
 
     /// Expands every use in an expression.
     pub fn expand_expr(&self, e: &Expr, diags: &mut Vec<Diagnostic>) -> Expr {
+        if matches!(e.kind, ExprKind::Num(_) | ExprKind::Name(_)) {
+            return e.clone();
+        }
+        if !self.enter(e.span, diags) {
+            return Expr {
+                kind: ExprKind::Num(0.0),
+                span: e.span,
+            };
+        }
+        let out = self.expand_expr_in(e, diags);
+        self.leave();
+        out
+    }
+
+    fn expand_expr_in(&self, e: &Expr, diags: &mut Vec<Diagnostic>) -> Expr {
         let kind = match &e.kind {
             ExprKind::Num(_) | ExprKind::Name(_) => return e.clone(),
             ExprKind::Index(id, i) => {
@@ -328,14 +437,26 @@ impl Defs {
                         span: e.span,
                     };
                 };
-                return match self.bind(name, &def.params, &args, DefBody::Expr(body.clone()), diags)
-                {
-                    Some(map) => self.expand_expr(&subst_expr(body, &map), diags),
-                    None => Expr {
-                        kind: ExprKind::Num(0.0),
-                        span: e.span,
-                    },
+                let zero = Expr {
+                    kind: ExprKind::Num(0.0),
+                    span: e.span,
                 };
+                let Some(map) =
+                    self.bind(name, &def.params, &args, DefBody::Expr(body.clone()), diags)
+                else {
+                    return zero;
+                };
+                let size = expr_size(body)
+                    + map
+                        .iter()
+                        .map(|(p, a)| reads_in_expr(body, p) * expr_size(a))
+                        .sum::<usize>();
+                if !self.within_limits(size, e.span, diags) {
+                    return zero;
+                }
+                let out = self.expand_expr(&subst_expr(body, &map), diags);
+                self.leave();
+                return out;
             }
             ExprKind::Sample(d, args) => ExprKind::Sample(
                 d.clone(),
@@ -530,6 +651,21 @@ fn sub_exprs(e: &Expr) -> Vec<&Expr> {
         ExprKind::Binary(_, a, b) => vec![a, b],
         ExprKind::Cond(c, a, b) => vec![c, a, b],
     }
+}
+
+/// Nodes in an expression.
+fn expr_size(e: &Expr) -> usize {
+    1 + sub_exprs(e).into_iter().map(expr_size).sum::<usize>()
+}
+
+/// A statement, its expressions and its inner blocks' statements.
+fn stmt_size(s: &Stmt) -> usize {
+    1 + stmt_exprs(s).into_iter().map(expr_size).sum::<usize>()
+        + inner_blocks(s)
+            .into_iter()
+            .flat_map(|b| &b.stmts)
+            .map(stmt_size)
+            .sum::<usize>()
 }
 
 fn expr_draws(e: &Expr) -> bool {

@@ -243,9 +243,15 @@ fn distance(a: &str, b: &str) -> usize {
 
 /// The closest of `candidates` to `name`, if it is close enough to be a typo.
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (name.chars().count() / 3).max(1);
+    let len = name.chars().count();
+    let limit = (len / 3).max(1);
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
+        // The distance is at least the difference in length: skip without
+        // computing it (a 100 MB name would take O(n·m) time per candidate).
+        if len.abs_diff(c.chars().count()) > limit {
+            continue;
+        }
         let d = distance(name, c);
         if d <= limit && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
             best = Some((d, c));

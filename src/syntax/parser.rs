@@ -16,8 +16,13 @@ use super::ast::{Program, Span};
 use super::diagnostic::Diagnostic;
 use super::lexer::{Token, TokenKind, lex};
 
-/// The deepest nesting of expressions and blocks the parser accepts.
-pub const MAX_DEPTH: u32 = 256;
+/// The deepest nesting the parser accepts: blocks, parentheses, arguments,
+/// indices and operators (each operator of a chain `a + b + …` and each
+/// prefix `-`/`!` nests the tree one level) count together. 100 keeps the
+/// parser, the linker, the validator and `Drop` of the tree within a
+/// 2 MiB thread stack even in a debug build (at 256, nested blocks
+/// overflowed it near 140 levels).
+pub const MAX_DEPTH: u32 = 100;
 
 /// The deepest syntax tree the parser builds, counting operator chains
 /// (`a + b + …` is as deep as it is long): later passes may walk and drop

@@ -80,6 +80,31 @@ impl Expr {
 
     /// Calls `f` on this expression and every sub-expression (index
     /// expressions of references included).
+    /// Whether the expression nests more than `limit` levels (a leaf is one
+    /// level). Recurses at most `limit` deep, whatever the expression.
+    pub fn deeper_than(&self, limit: usize) -> bool {
+        if limit == 0 {
+            return true;
+        }
+        let below = limit - 1;
+        match self {
+            Expr::Num(_) | Expr::Attr(_) | Expr::Ctx(_) => false,
+            Expr::Sample(_, args) => args.iter().any(|a| a.deeper_than(below)),
+            Expr::Call(_, args) => args.iter().any(|a| match a {
+                Arg::Expr(e) => e.deeper_than(below),
+                Arg::Pool(r) | Arg::Stage(r) => r
+                    .index
+                    .as_ref()
+                    .is_some_and(|i| below == 0 || i.deeper_than(below - 1)),
+            }),
+            Expr::Unary(_, a) => a.deeper_than(below),
+            Expr::Binary(_, a, b) => a.deeper_than(below) || b.deeper_than(below),
+            Expr::Cond(c, a, b) => {
+                c.deeper_than(below) || a.deeper_than(below) || b.deeper_than(below)
+            }
+        }
+    }
+
     pub(super) fn visit(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
         match self {

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Seeds fuzz/corpus/<target>/ from the example programs and the conformance
+# cases (the corpus is git-ignored). ir_validate is seeded with the IR JSON
+# of every program that links, written by a release build of `serq ir`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sources=$(find examples tests/conformance -name '*.sq' | sort)
+for target in parse_link run_bounded; do
+  mkdir -p "fuzz/corpus/$target"
+  for f in $sources; do
+    cp "$f" "fuzz/corpus/$target/$(echo "$f" | tr '/' '_')"
+  done
+done
+mkdir -p fuzz/corpus/ir_validate
+cargo build --release --quiet --bin serq
+for f in $sources; do
+  out="fuzz/corpus/ir_validate/$(echo "${f%.sq}" | tr '/' '_').json"
+  target/release/serq ir "$f" > "$out" 2>/dev/null || rm -f "$out"
+done
+find tests -name '*.json' -path '*ir*' -exec cp {} fuzz/corpus/ir_validate/ \; 2>/dev/null || true
+echo "seeded: $(ls fuzz/corpus/parse_link | wc -l) sources, $(ls fuzz/corpus/ir_validate | wc -l) IR files"
