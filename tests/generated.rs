@@ -81,7 +81,6 @@ proptest! {
     #![proptest_config(config(200))]
 
     #[test]
-    #[ignore = "needs the engine (branch engine)"]
     fn generated_programs_run_to_finite_reports_that_one_seed_reproduces(program in generator::program()) {
         let source = program.to_string();
         let linked = link(&source);
@@ -95,7 +94,6 @@ proptest! {
 }
 
 #[test]
-#[ignore = "needs the engine (branch engine)"]
 fn a_horizon_of_1e300_ends_when_the_events_run_out() {
     let source = "stage s : ps(1);\nworkload { arrive batch(3); }\nsession { run s (1); }\nrun { horizon 1e300; }\n";
     let report = serq::run(&link(source)).expect("runs");
