@@ -73,7 +73,10 @@ impl Estimate {
                 ci: None,
             };
         }
-        let mean = finite.iter().sum::<f64>() / n as f64;
+        // Shifted by the first value: equal values give exactly that value
+        // and a zero spread (a deterministic program's CI is 0, not 1e-17).
+        let shift = finite[0];
+        let mean = shift + finite.iter().map(|x| x - shift).sum::<f64>() / n as f64;
         let ci = (n >= 2).then(|| {
             let s2 = finite.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
             // n ≥ 2, so df ≥ 1 and the quantile is defined.

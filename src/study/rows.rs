@@ -49,7 +49,7 @@ impl Sweep {
                 }
             }
             for s in &point.result.stages {
-                let key = (s.name.clone(), s.member);
+                let key = (s.name.clone(), self.member_of(&s.name, s.member));
                 if members.contains(&key) {
                     continue;
                 }
@@ -69,13 +69,30 @@ impl Sweep {
         columns
     }
 
+    /// The column index of a stage member: a family of one member has
+    /// member `None` in its report, but where the same family has several
+    /// members at another point (an array sized by an axis, `D[ND]` with
+    /// ND = 1), that lone member is `[0]`.
+    fn member_of(&self, name: &str, member: Option<usize>) -> Option<usize> {
+        let is_array = || {
+            self.points
+                .iter()
+                .any(|p| p.result.stages.iter().any(|s| s.name == name && s.member.is_some()))
+        };
+        match member {
+            None if is_array() => Some(0),
+            m => m,
+        }
+    }
+
     /// The column names, in order: each axis's name (in axis order);
     /// `replications`; for each observation (in program order) `NAME.mean`
     /// and `NAME.ci` (the 95% half-width); for each stage member (families
     /// in declaration order, members by index) `STAGE.util` or
     /// `STAGE[i].util`, the mean utilisation. Members that exist at some
     /// points only (an array sized by an axis) have a column all the same,
-    /// empty where the member does not exist.
+    /// empty where the member does not exist; an array of one member at
+    /// some point is its `[0]` (`s[N]` with N = 1 fills `s[0].util`).
     ///
     /// ```
     /// use serq::study::{Axis, sweep};
@@ -87,7 +104,7 @@ impl Sweep {
     /// let axes = [Axis::parse("d=1,2").unwrap(), Axis::parse("N=1,2").unwrap()];
     /// let result = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap();
     /// assert_eq!(result.columns(), ["d", "N", "replications", "response.mean",
-    ///                               "response.ci", "s.util", "s[0].util", "s[1].util"]);
+    ///                               "response.ci", "s[0].util", "s[1].util"]);
     /// ```
     pub fn columns(&self) -> Vec<String> {
         self.layout()
@@ -129,9 +146,11 @@ impl Sweep {
                         Column::Replications => Some(self.replications as f64),
                         Column::Mean(name) => r.observation(name).and_then(|e| e.mean),
                         Column::Ci(name) => r.observation(name).and_then(|e| e.ci),
-                        Column::Utilization(name, member) => {
-                            r.stage(name, *member).and_then(|s| s.utilization.mean)
-                        }
+                        Column::Utilization(name, member) => r
+                            .stages
+                            .iter()
+                            .find(|s| s.name == *name && self.member_of(name, s.member) == *member)
+                            .and_then(|s| s.utilization.mean),
                     })
                     .collect()
             })
