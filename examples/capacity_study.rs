@@ -97,7 +97,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         return Ok(());
     };
     let top = rates.values.last().copied().unwrap_or_default();
-    println!("answer: ND = {nd} decode instances keep mean {OBSERVATION} under {TARGET} s up to lam = {top}");
+    println!(
+        "answer: ND = {nd} decode instances keep mean {OBSERVATION} under {TARGET} s up to lam = {top}"
+    );
 
     // Confirm at the highest rate with more replications, through the
     // single-program API: compile the file with both constants set, replicate.

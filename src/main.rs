@@ -410,7 +410,9 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
     if let Some(x) = &x
         && !args.grid.iter().any(|a| &a.name == x)
     {
-        return Err(Failure::Usage(format!("--x `{x}` is not a --grid parameter")));
+        return Err(Failure::Usage(format!(
+            "--x `{x}` is not a --grid parameter"
+        )));
     }
     let points: usize = args.grid.iter().map(|a| a.values.len()).product();
     let bar = if std::io::stderr().is_terminal() {

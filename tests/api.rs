@@ -96,7 +96,10 @@ fn compile_file_of_a_missing_file_is_an_io_error_naming_it() {
 
 #[test]
 fn compile_file_renders_diagnostics_with_the_line_and_caret() {
-    let path = program_file("broken.sq", "stage s : fifo\nworkload { arrive batch(1); }\n");
+    let path = program_file(
+        "broken.sq",
+        "stage s : fifo\nworkload { arrive batch(1); }\n",
+    );
     let e = compile_file(&path, &Overrides::default()).expect_err("a missing `;`");
     let text = e.to_string();
     assert!(text.contains("broken.sq:"), "{text}");
@@ -169,7 +172,11 @@ fn serq_draw_takes_sets() {
         .arg(&path)
         .output()
         .expect("serq runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let svg = String::from_utf8(out.stdout).unwrap();
     // Three decoders drawn: D[2] exists only with ND = 3.
     assert!(svg.contains("D[2]"), "no D[2] in the drawing");

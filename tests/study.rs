@@ -97,7 +97,10 @@ fn the_t_interval_of_known_replication_means_is_the_hand_derived_one() {
     assert!((ttft.ci.unwrap() - 4.108_521).abs() < 1e-6, "{ttft:?}");
     // Equal utilisations: no spread.
     let d = r.stage("D", None).unwrap();
-    assert_eq!((d.utilization.mean, d.utilization.ci), (Some(0.5), Some(0.0)));
+    assert_eq!(
+        (d.utilization.mean, d.utilization.ci),
+        (Some(0.5), Some(0.0))
+    );
     assert_eq!(r.seeds, vec![1, 2, 3, 4]);
 }
 
@@ -130,7 +133,10 @@ run { horizon 10; }";
     // [0, 10] (mean number 0.4, util 0.2, 2 done in 10: thrpt 0.2); kv holds
     // 10 units over [0, 2]: mean used 2.
     let response = r.observation("response").unwrap();
-    assert_eq!((response.n, response.mean, response.ci), (5, Some(2.0), Some(0.0)));
+    assert_eq!(
+        (response.n, response.mean, response.ci),
+        (5, Some(2.0), Some(0.0))
+    );
     let d = r.stage("d", None).unwrap();
     assert_eq!(
         (d.utilization, d.mean_number.mean, d.throughput.ci),
@@ -239,7 +245,10 @@ fn sweep_columns_are_parameters_replications_observations_then_members() {
     );
     // First axis slowest; delay stages never filled: util 0; ND = 1 has no idle[1].
     let rows = s.rows();
-    let heads: Vec<(f64, f64)> = rows.iter().map(|r| (r[0].unwrap(), r[1].unwrap())).collect();
+    let heads: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (r[0].unwrap(), r[1].unwrap()))
+        .collect();
     assert_eq!(heads, [(0.2, 1.0), (0.2, 3.0), (0.4, 1.0), (0.4, 3.0)]);
     assert_eq!(&rows[0][6..], [Some(0.0), None, None]);
     assert_eq!(&rows[1][6..], [Some(0.0), Some(0.0), Some(0.0)]);
@@ -288,7 +297,9 @@ fn sweep_csv_is_the_same_file_with_one_and_two_threads() {
         .collect();
     assert_eq!(
         heads,
-        ["0.3,1,3", "0.3,2,3", "0.5,1,3", "0.5,2,3", "0.7,1,3", "0.7,2,3"]
+        [
+            "0.3,1,3", "0.3,2,3", "0.5,1,3", "0.5,2,3", "0.7,1,3", "0.7,2,3"
+        ]
     );
 }
 
@@ -315,7 +326,10 @@ fn sweep_jsonl_has_one_object_per_point_keyed_by_column() {
     let text = std::fs::read_to_string(&out_path).unwrap();
     assert_eq!(text.lines().count(), 1);
     let row: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
-    assert_eq!((row["lam"].as_f64(), row["replications"].as_f64()), (Some(0.4), Some(1.0)));
+    assert_eq!(
+        (row["lam"].as_f64(), row["replications"].as_f64()),
+        (Some(0.4), Some(1.0))
+    );
     // One replication: no interval.
     assert_eq!(row["response.ci"], serde_json::Value::Null);
     assert!(text.starts_with("{\"lam\":0.4,\"replications\":1,\"response.mean\":"));
@@ -367,12 +381,23 @@ fn sweep_plot_draws_one_line_per_value_of_the_other_parameter() {
     // The legend names each line by the other axis's value.
     // (plotters writes a <text>'s content on a line of its own.)
     let texts: Vec<&str> = svg.lines().map(str::trim).collect();
-    assert!(texts.contains(&"ND=1") && texts.contains(&"ND=2"), "no legend");
+    assert!(
+        texts.contains(&"ND=1") && texts.contains(&"ND=2"),
+        "no legend"
+    );
     assert!(texts.contains(&"mean response against lam (bars: 95% CI)"));
     // --y must be an observation.
     let bad = serq(
         2,
-        &["sweep", "--grid", "lam=0.2", "--plot", svg_path.to_str().unwrap(), "--y", "ttft"],
+        &[
+            "sweep",
+            "--grid",
+            "lam=0.2",
+            "--plot",
+            svg_path.to_str().unwrap(),
+            "--y",
+            "ttft",
+        ],
         &path,
     );
     assert_eq!(bad.status.code(), Some(1));

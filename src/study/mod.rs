@@ -35,7 +35,7 @@ mod tdist;
 
 pub use plot::{PlotError, plot_svg};
 pub use replicate::{
-    Estimate, ObservationEstimate, PoolEstimate, ReplicationError, Replicated, StageEstimate,
+    Estimate, ObservationEstimate, PoolEstimate, Replicated, ReplicationError, StageEstimate,
     replicate, replicate_with_progress, replication_seed,
 };
 pub use sweep::{Axis, MAX_AXIS_POINTS, Sweep, SweepError, SweepPoint, sweep};

@@ -140,7 +140,13 @@ pub fn plot_svg(sweep: &Sweep, x: &str, y: &str) -> Result<String, PlotError> {
         let observations = sweep
             .points
             .first()
-            .map(|p| p.result.observations.iter().map(|o| o.name.clone()).collect())
+            .map(|p| {
+                p.result
+                    .observations
+                    .iter()
+                    .map(|o| o.name.clone())
+                    .collect()
+            })
             .unwrap_or_default();
         return Err(PlotError::UnknownObservation {
             name: y.to_string(),
@@ -149,7 +155,12 @@ pub fn plot_svg(sweep: &Sweep, x: &str, y: &str) -> Result<String, PlotError> {
     }
     let lines = lines(sweep, xi, y);
     let all = lines.iter().flat_map(|(_, points)| points);
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
+    let (mut x0, mut x1, mut y0, mut y1) = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
     for &(px, m, ci) in all {
         let h = ci.filter(|c| c.is_finite()).unwrap_or(0.0);
         x0 = x0.min(px);
@@ -165,6 +176,20 @@ pub fn plot_svg(sweep: &Sweep, x: &str, y: &str) -> Result<String, PlotError> {
         .map_err(|e| PlotError::Draw(e.to_string()))?;
     Ok(svg)
 }
+
+/// The lines' colours (Tableau 10), distinct on white and in grey.
+const LINE_COLORS: [(u8, u8, u8); 10] = [
+    (31, 119, 180),
+    (214, 39, 40),
+    (44, 160, 44),
+    (255, 127, 14),
+    (148, 103, 189),
+    (140, 86, 75),
+    (227, 119, 194),
+    (127, 127, 127),
+    (188, 189, 34),
+    (23, 190, 207),
+];
 
 /// Draws the chart into `svg`.
 fn draw(
@@ -190,16 +215,21 @@ fn draw(
         .x_desc(x)
         .y_desc(format!("mean {y}"))
         .axis_desc_style(("sans-serif", 16))
+        .label_style(("sans-serif", 14))
+        .light_line_style(RGBColor(240, 240, 240))
         .draw()?;
     for (i, (label, points)) in lines.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+        let (r, g, b) = LINE_COLORS[i % LINE_COLORS.len()];
+        let color = RGBColor(r, g, b);
         chart
             .draw_series(LineSeries::new(
                 points.iter().map(|&(px, m, _)| (px, m)),
                 color.stroke_width(2),
             ))?
             .label(label.as_str())
-            .legend(move |(lx, ly)| PathElement::new(vec![(lx, ly), (lx + 20, ly)], color.stroke_width(2)));
+            .legend(move |(lx, ly)| {
+                PathElement::new(vec![(lx, ly), (lx + 20, ly)], color.stroke_width(2))
+            });
         chart.draw_series(
             points
                 .iter()
@@ -207,12 +237,20 @@ fn draw(
         )?;
         chart.draw_series(points.iter().filter_map(|&(px, m, ci)| {
             let h = ci.filter(|c| c.is_finite())?;
-            Some(ErrorBar::new_vertical(px, m - h, m, m + h, color.stroke_width(1), 8))
+            Some(ErrorBar::new_vertical(
+                px,
+                m - h,
+                m,
+                m + h,
+                color.stroke_width(1),
+                8,
+            ))
         }))?;
     }
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
+        .label_font(("sans-serif", 14))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()?;

@@ -75,9 +75,12 @@ impl Sweep {
     /// ND = 1), that lone member is `[0]`.
     fn member_of(&self, name: &str, member: Option<usize>) -> Option<usize> {
         let is_array = || {
-            self.points
-                .iter()
-                .any(|p| p.result.stages.iter().any(|s| s.name == name && s.member.is_some()))
+            self.points.iter().any(|p| {
+                p.result
+                    .stages
+                    .iter()
+                    .any(|s| s.name == name && s.member.is_some())
+            })
         };
         match member {
             None if is_array() => Some(0),

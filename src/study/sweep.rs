@@ -11,7 +11,7 @@
 
 use rayon::prelude::*;
 
-use super::replicate::{ReplicationError, Replicated, run_replication};
+use super::replicate::{Replicated, ReplicationError, run_replication};
 use crate::report::Report;
 use crate::syntax::Diagnostic;
 use crate::{Overrides, Program};
@@ -84,7 +84,9 @@ impl Axis {
         let values = if values.contains(':') {
             let parts: Vec<&str> = values.split(':').collect();
             let [a, b, step] = parts[..] else {
-                return Err(format!("a range is a:b:step, found `{values}` (in `{text}`)"));
+                return Err(format!(
+                    "a range is a:b:step, found `{values}` (in `{text}`)"
+                ));
             };
             let (a, b, step) = (number(a)?, number(b)?, number(step)?);
             if step <= 0.0 {
@@ -103,7 +105,10 @@ impl Axis {
                 .map(|i| round12(a + i as f64 * step))
                 .collect()
         } else {
-            values.split(',').map(number).collect::<Result<Vec<_>, _>>()?
+            values
+                .split(',')
+                .map(number)
+                .collect::<Result<Vec<_>, _>>()?
         };
         Ok(Axis {
             name: name.to_string(),
