@@ -99,7 +99,10 @@ enum Command {
     /// across replications and its 95% Student-t half-width, empty/null
     /// below 2 replications); for each stage member (declaration order)
     /// `STAGE.util` or `STAGE[i].util`, the mean utilisation (empty/null
-    /// where the point has no such member).
+    /// where the point has no such member; an array of one member at some
+    /// point, `D[ND]` with ND=1, fills `D[0].util`). Numbers are printed in
+    /// shortest round-trip form. A progress bar is drawn on stderr when it
+    /// is a terminal, never otherwise.
     #[command(
         after_help = "Examples:\n  serq sweep pd.sq --grid lam=0.5:0.9:0.1 --grid ND=2,4,8 --replications 5 --out results.csv\n  serq sweep pd.sq --grid lam=0.5:0.9:0.1 --grid ND=2,4 --format jsonl\n  serq sweep pd.sq --grid lam=0.5:0.9:0.1 --grid ND=2,4 --replications 5 --plot ttft.svg --x lam --y ttft"
     )]
