@@ -121,6 +121,17 @@ pub fn run(program: &Program) -> Result<Report, RunError> {
 }
 
 /// Why [`compile_file`] gave no program.
+///
+/// ```
+/// use serq::{CompileError, Overrides, compile_file};
+/// let path = std::env::temp_dir().join(format!("serq-doc-bad-{}.sq", std::process::id()));
+/// std::fs::write(&path, "stage s : fifo\n").unwrap();
+/// match compile_file(&path, &Overrides::default()) {
+///     Err(CompileError::Diagnostics { diagnostics, .. }) => assert!(!diagnostics.is_empty()),
+///     other => panic!("{other:?}"),
+/// }
+/// # std::fs::remove_file(&path).unwrap();
+/// ```
 #[derive(Debug)]
 pub enum CompileError {
     /// The file could not be read.

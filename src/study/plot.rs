@@ -11,6 +11,16 @@ use plotters::prelude::*;
 use super::sweep::Sweep;
 
 /// Why a sweep could not be drawn.
+///
+/// ```
+/// use serq::study::{Axis, PlotError, plot_svg, sweep};
+/// let source = "let d = 1; stage s : delay; workload { arrive batch(1); }
+///               session { run s (d); observe r = now; } run { horizon 10; }";
+/// let result = sweep(source, &Default::default(), &[Axis::parse("d=1,2").unwrap()], 1, &|| {}).unwrap();
+/// let e = plot_svg(&result, "d", "ttft").unwrap_err();
+/// assert!(matches!(e, PlotError::UnknownObservation { .. }));
+/// assert_eq!(e.to_string(), "`ttft` is not an observation of the program (there are: r)");
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlotError {
     /// `x` is not one of the sweep's axes.

@@ -97,6 +97,13 @@ impl Estimate {
 }
 
 /// An observation's mean across replications.
+///
+/// ```
+/// # let program = serq::compile_source("stage s : delay; workload { arrive batch(1); }
+/// #   session { observe ttft = 2; } run { horizon 1; }", &Default::default()).unwrap();
+/// let r = serq::study::replicate(&program, 2).unwrap();
+/// assert_eq!((r.observations[0].name.as_str(), r.observations[0].mean.mean), ("ttft", Some(2.0)));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ObservationEstimate {
     /// The observation's name.
@@ -106,6 +113,15 @@ pub struct ObservationEstimate {
 }
 
 /// A stage member's figures across replications.
+///
+/// ```
+/// # let program = serq::compile_source("stage s : delay; workload { arrive batch(1); }
+/// #   session { run s (4); } run { horizon 10; }", &Default::default()).unwrap();
+/// let r = serq::study::replicate(&program, 2).unwrap();
+/// // One job of 4 in [0, 10]: util 0.4, one completion in 10: thrpt 0.1.
+/// let s = &r.stages[0];
+/// assert_eq!((s.utilization.mean, s.throughput.mean), (Some(0.4), Some(0.1)));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct StageEstimate {
     /// The family's name.
@@ -121,6 +137,15 @@ pub struct StageEstimate {
 }
 
 /// A pool member's figures across replications.
+///
+/// ```
+/// # let program = serq::compile_source("pool kv { cap 4; } stage s : delay;
+/// #   workload { arrive batch(2); } session { hold kv (4) { run s (1); } }
+/// #   run { horizon 10; }", &Default::default()).unwrap();
+/// let r = serq::study::replicate(&program, 2).unwrap();
+/// // The second session waits 1 for the first to release kv.
+/// assert_eq!(r.pools[0].mean_wait.mean, Some(0.5));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolEstimate {
     /// The family's name.
@@ -135,6 +160,14 @@ pub struct PoolEstimate {
 
 /// What R replications of one program measured: every figure's mean across
 /// them with its 95% interval.
+///
+/// ```
+/// # let program = serq::compile_source("stage s : delay; workload { arrive batch(1); }
+/// #   session { run s (1); observe x = 1; } run { horizon 2; seed 7; }", &Default::default()).unwrap();
+/// let r = serq::study::replicate(&program, 3).unwrap();
+/// assert_eq!(r.seeds, vec![7, 8, 9]);
+/// assert_eq!((r.observations.len(), r.stages.len(), r.pools.len()), (1, 1, 0));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Replicated {
     /// The seed of each replication, in replication order.
@@ -148,6 +181,14 @@ pub struct Replicated {
 }
 
 /// A replication that stopped on a run-time error.
+///
+/// ```
+/// # let program = serq::compile_source("stage s : delay; workload { arrive batch(1); }
+/// #   session { run s (serial - 1); } run { horizon 2; seed 3; }", &Default::default()).unwrap();
+/// let e = serq::study::replicate(&program, 2).unwrap_err();
+/// assert_eq!((e.replication, e.seed), (0, 3));
+/// assert!(e.to_string().starts_with("replication 0 (seed 3): "));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReplicationError {
     /// The replication's index (0-based).

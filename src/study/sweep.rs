@@ -18,6 +18,12 @@ use crate::{Overrides, Program};
 
 /// The most points one axis may have (a typo like `0:1e6:1` is refused
 /// instead of running for ever).
+///
+/// ```
+/// use serq::study::{Axis, MAX_AXIS_POINTS};
+/// assert_eq!(Axis::parse("x=1:10000:1").unwrap().values.len(), MAX_AXIS_POINTS);
+/// assert!(Axis::parse("x=0:10000:1").is_err());
+/// ```
 pub const MAX_AXIS_POINTS: usize = 10_000;
 
 /// One grid axis: a `let` constant's name and the values it takes.
@@ -118,6 +124,15 @@ impl Axis {
 }
 
 /// One point of a sweep and what its replications measured.
+///
+/// ```
+/// use serq::study::{Axis, sweep};
+/// let source = "let d = 1; stage s : delay; workload { arrive batch(1); }
+///               session { run s (d); } run { horizon 10; }";
+/// let result = sweep(source, &Default::default(), &[Axis::parse("d=3").unwrap()], 1, &|| {}).unwrap();
+/// assert_eq!(result.points[0].values, vec![3.0]);
+/// assert_eq!(result.points[0].result.stage("s", None).unwrap().utilization.mean, Some(0.3));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct SweepPoint {
     /// The value of each axis, in axis order.
@@ -127,6 +142,15 @@ pub struct SweepPoint {
 }
 
 /// A finished sweep: the axes' names and one [`SweepPoint`] per point.
+///
+/// ```
+/// use serq::study::{Axis, sweep};
+/// let source = "let a = 1; let b = 1; stage s : delay; workload { arrive batch(1); }
+///               session { run s (a + b); } run { horizon 10; }";
+/// let axes = [Axis::parse("a=1,2").unwrap(), Axis::parse("b=1,2,3").unwrap()];
+/// let result = sweep(source, &Default::default(), &axes, 2, &|| {}).unwrap();
+/// assert_eq!((result.parameters.len(), result.replications, result.points.len()), (2, 2, 6));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sweep {
     /// The axes' names, in axis order.
@@ -138,6 +162,16 @@ pub struct Sweep {
 }
 
 /// Why a sweep gave no result.
+///
+/// ```
+/// use serq::study::{Axis, SweepError, sweep};
+/// let source = "let N = 1; stage s[N] : delay; workload { arrive batch(1); }
+///               session { run s[0] (1); } run { horizon 10; }";
+/// let axes = [Axis::parse("N=2,0.5").unwrap()];
+/// let e = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap_err();
+/// // N = 0.5 is not an array size; every point is compiled before any runs.
+/// assert!(matches!(&e, SweepError::Compile { point, .. } if point[0].1 == 0.5));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum SweepError {
     /// Two axes name one constant.
