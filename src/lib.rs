@@ -18,8 +18,11 @@ pub mod engine;
 pub mod ir;
 pub mod link;
 pub mod report;
+pub mod study;
 pub mod syntax;
 pub mod view;
+
+use std::path::{Path, PathBuf};
 
 pub use engine::RunError;
 pub use ir::Program;
@@ -29,6 +32,25 @@ pub use syntax::Diagnostic;
 
 /// Parses and links program text into validated IR, or returns every
 /// diagnostic found (syntax errors first; linking needs a clean parse).
+///
+/// The overrides replace `let` constants by name (array sizes and every
+/// other constant position see the new value) and the `run` block's
+/// options; a name no `let` declares is a diagnostic, not a panic.
+///
+/// ```
+/// use serq::{Overrides, compile_source};
+/// let source = "let N = 2;
+///               stage s[N] : ps(1);
+///               workload { arrive batch(1); }
+///               session { run s[0] (1); }
+///               run { horizon 10; }";
+/// let sets = Overrides { sets: vec![("N".into(), 5.0)], ..Overrides::default() };
+/// assert_eq!(compile_source(source, &sets).unwrap().stages.len(), 5);
+///
+/// let unknown = Overrides { sets: vec![("M".into(), 1.0)], ..Overrides::default() };
+/// let diagnostics = compile_source(source, &unknown).unwrap_err();
+/// assert!(diagnostics[0].message.contains("`M`"));
+/// ```
 pub fn compile_source(source: &str, overrides: &Overrides) -> Result<Program, Vec<Diagnostic>> {
     let (ast, diagnostics) = syntax::parse(source);
     if !diagnostics.is_empty() {
@@ -41,6 +63,20 @@ pub fn compile_source(source: &str, overrides: &Overrides) -> Result<Program, Ve
 ///
 /// IR has no `let` constants (they are folded into numbers), so
 /// [`Overrides::sets`] must be empty: a set is refused, naming each.
+/// [`Program::to_json`] writes what this reads.
+///
+/// ```
+/// use serq::{Overrides, compile_ir, compile_source};
+/// let source = "stage s : delay;
+///               workload { arrive batch(1); }
+///               session { run s (1); }
+///               run { horizon 10; }";
+/// let program = compile_source(source, &Overrides::default()).unwrap();
+/// let json = program.to_json();
+/// let seven = Overrides { seed: Some(7), ..Overrides::default() };
+/// let again = compile_ir(&json, &seven).unwrap();
+/// assert_eq!((again.seed, again.stages.len()), (7, 1));
+/// ```
 pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<Program, Vec<ir::IrError>> {
     if !overrides.sets.is_empty() {
         return Err(overrides
@@ -61,9 +97,139 @@ pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<Program, Vec<ir::
     Ok(program)
 }
 
-/// Simulates a validated program and returns its report.
+/// Simulates a validated program and returns its report; a run-time
+/// fault (a negative amount, an index out of range) is a [`RunError`].
+///
+/// ```
+/// let source = "stage s : delay;
+///               workload { arrive batch(3); }
+///               session { set t0 = now; run s (2); observe response = now - t0; }
+///               run { horizon 10; }";
+/// let program = serq::compile_source(source, &serq::Overrides::default()).unwrap();
+/// let report = serq::run(&program).unwrap();
+/// // A delay serves every session at once: each response is exactly 2.
+/// let response = report.observation("response").unwrap();
+/// assert_eq!((response.count(), response.mean()), (3, Some(2.0)));
+/// ```
 pub fn run(program: &Program) -> Result<Report, RunError> {
     engine::run(program)
+}
+
+/// Why [`compile_file`] gave no program.
+///
+/// ```
+/// use serq::{CompileError, Overrides, compile_file};
+/// let path = std::env::temp_dir().join(format!("serq-doc-bad-{}.sq", std::process::id()));
+/// std::fs::write(&path, "stage s : fifo\n").unwrap();
+/// match compile_file(&path, &Overrides::default()) {
+///     Err(CompileError::Diagnostics { diagnostics, .. }) => assert!(!diagnostics.is_empty()),
+///     other => panic!("{other:?}"),
+/// }
+/// # std::fs::remove_file(&path).unwrap();
+/// ```
+#[derive(Debug)]
+pub enum CompileError {
+    /// The file could not be read.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// The program text has errors: every diagnostic, with the text they
+    /// point into (for [`syntax::diagnostic::render`]).
+    Diagnostics {
+        /// The file.
+        path: PathBuf,
+        /// The file's text.
+        source: String,
+        /// Every diagnostic found.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// The IR JSON file is not valid IR (or an override does not apply to it).
+    Ir {
+        /// The file.
+        path: PathBuf,
+        /// Every fault found.
+        errors: Vec<ir::IrError>,
+    },
+}
+
+impl std::fmt::Display for CompileError {
+    /// One paragraph: the file and every fault, diagnostics rendered with
+    /// their source line and caret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CompileError::Io { path, error } => {
+                write!(f, "cannot read `{}`: {error}", path.display())
+            }
+            CompileError::Diagnostics {
+                path,
+                source,
+                diagnostics,
+            } => {
+                let name = path.display().to_string();
+                f.write_str(&syntax::diagnostic::render(diagnostics, &name, source))?;
+                write!(f, "{} error(s) in {name}", diagnostics.len())
+            }
+            CompileError::Ir { path, errors } => {
+                for (i, e) in errors.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("\n")?;
+                    }
+                    write!(f, "{}: {e}", path.display())?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+/// Reads a program file and compiles it with the overrides: a file whose
+/// name ends in `.json` is IR (as [`compile_ir`] reads it), any other is
+/// program text (as [`compile_source`] reads it). Every failure is a
+/// [`CompileError`] value.
+///
+/// ```
+/// use serq::{CompileError, Overrides, compile_file};
+/// let dir = std::env::temp_dir().join(format!("serq-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("one.sq");
+/// std::fs::write(&path, "let lam = 1;
+///                        stage s : fifo;
+///                        workload { arrive poisson(lam); }
+///                        session { run s (0.5); }
+///                        run { horizon 100; }").unwrap();
+/// let overrides = Overrides { sets: vec![("lam".into(), 0.5)], seed: Some(3),
+///                             ..Overrides::default() };
+/// assert_eq!(compile_file(&path, &overrides).unwrap().seed, 3);
+///
+/// let missing = compile_file(&dir.join("absent.sq"), &Overrides::default());
+/// assert!(matches!(missing, Err(CompileError::Io { .. })));
+/// std::fs::write(&path, "stage s : fifo").unwrap();
+/// assert!(matches!(compile_file(&path, &Overrides::default()),
+///                  Err(CompileError::Diagnostics { .. })));
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn compile_file(path: &Path, overrides: &Overrides) -> Result<Program, CompileError> {
+    let source = std::fs::read_to_string(path).map_err(|error| CompileError::Io {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    if path.extension().is_some_and(|e| e == "json") {
+        compile_ir(&source, overrides).map_err(|errors| CompileError::Ir {
+            path: path.to_path_buf(),
+            errors,
+        })
+    } else {
+        compile_source(&source, overrides).map_err(|diagnostics| CompileError::Diagnostics {
+            path: path.to_path_buf(),
+            source,
+            diagnostics,
+        })
+    }
 }
 
 /// Writes the overrides into IR read from JSON (the linker applies them

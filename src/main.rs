@@ -1,4 +1,5 @@
-//! The `serq` command: check, print the IR of, and run serq programs.
+//! The `serq` command: check, print the IR of, draw, run, replicate and
+//! sweep serq programs.
 //!
 //! Architecture invariant: only this file knows clap and the process's exit
 //! statuses (0 ok, 1 the program's fault, 2 a usage error); everything it
@@ -31,6 +32,8 @@ Examples:
   serq ir prog.sq > prog.ir.json              print the linked IR (version 8)
   serq run prog.ir.json                       run IR written by serq or another tool
   serq draw pd.sq -o pd.svg                   draw the deployment as SVG
+  serq run mm1.sq --replications 8            8 seeds in parallel, 95% t-intervals
+  serq sweep pd.sq --grid lam=0.5:0.9:0.1 --grid ND=2,4 --replications 5 --out r.csv
 
 Exit status: 0 success, 1 the program's fault (a parse, link or run-time
 error, printed on stderr), 2 a usage error (bad flags, unreadable file).";
@@ -67,8 +70,84 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Add each observation's samples to the JSON report.
-        #[arg(long, requires = "json")]
+        #[arg(long, requires = "json", conflicts_with = "replications")]
         samples: bool,
+        /// Run R independent replications in parallel and report each
+        /// figure's mean across them with a 95% Student-t half-width
+        /// (t(0.975, R-1) * s / sqrt(R)). Replication k (0-based) uses seed
+        /// base + k, base being --seed or the program's seed, so
+        /// replication 0 is the plain run. The result does not depend on
+        /// the number of threads (RAYON_NUM_THREADS). With --json:
+        /// {"replications", "seeds", "confidence", "observes": [{"name",
+        /// "mean": {"n", "mean", "ci"}}], "stages": [{"name", "member",
+        /// "utilization", "mean_number", "throughput"}], "pools": [{"name",
+        /// "member", "mean_used", "mean_wait"}]}, each figure {"n", "mean", "ci"}.
+        #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..))]
+        replications: Option<u32>,
+    },
+    /// Run a program over a grid of `let` values, with replications.
+    ///
+    /// Every point of the cartesian product of the --grid axes (the first
+    /// axis varying slowest) is compiled with its values replacing the
+    /// `let` constants of those names, then run --replications times;
+    /// all (point, replication) runs go in parallel. Replication k of every
+    /// point uses seed base + k (base: --seed or the program's seed), so
+    /// the points share their random numbers. One row per point is written,
+    /// the same whatever the number of threads. Columns, in order: each
+    /// grid parameter (in --grid order); `replications`; for each
+    /// observation (program order) `NAME.mean` and `NAME.ci` (the mean
+    /// across replications and its 95% Student-t half-width, empty/null
+    /// below 2 replications); for each stage member (declaration order)
+    /// `STAGE.util` or `STAGE[i].util`, the mean utilisation (empty/null
+    /// where the point has no such member; an array of one member at some
+    /// point, `D[ND]` with ND=1, fills `D[0].util`). Numbers are printed in
+    /// shortest round-trip form. A progress bar is drawn on stderr when it
+    /// is a terminal, never otherwise.
+    #[command(
+        after_help = "Examples:\n  serq sweep pd.sq --grid lam=0.5:0.9:0.1 --grid ND=2,4,8 --replications 5 --out results.csv\n  serq sweep pd.sq --grid lam=0.5:0.9:0.1 --grid ND=2,4 --format jsonl\n  serq sweep pd.sq --grid lam=0.5:0.9:0.1 --grid ND=2,4 --replications 5 --plot ttft.svg --x lam --y ttft"
+    )]
+    Sweep {
+        #[command(flatten)]
+        file: FileArg,
+        #[command(flatten)]
+        sets: SetArgs,
+        /// One axis: NAME=a:b:step (inclusive, a <= b, step > 0, the end
+        /// reached within 1e-9 steps, values rounded to 12 significant
+        /// digits) or NAME=v1,v2,... (repeatable; NAME is a `let` constant).
+        #[arg(long, value_name = "NAME=SPEC", value_parser = serq::study::Axis::parse)]
+        grid: Vec<serq::study::Axis>,
+        /// Replications per point.
+        #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        replications: u32,
+        /// Base seed (replaces `run { seed S; }`).
+        #[arg(long, value_name = "S")]
+        seed: Option<u64>,
+        /// Stop before any event later than T (replaces or supplies `horizon`).
+        #[arg(long, value_name = "T")]
+        horizon: Option<f64>,
+        /// Measure over [T, end] only (replaces `warmup`).
+        #[arg(long, value_name = "T")]
+        warmup: Option<f64>,
+        /// Stop after N open arrivals and end when the last session ends.
+        #[arg(long, value_name = "N")]
+        arrivals: Option<u64>,
+        /// Write the rows to OUT instead of standard output.
+        #[arg(long, value_name = "OUT")]
+        out: Option<PathBuf>,
+        /// The rows' format: `csv` (a header line, then one line per point)
+        /// or `jsonl` (one object per point, keyed by the column names).
+        #[arg(long, value_name = "FORMAT", value_parser = ["csv", "jsonl"], default_value = "csv")]
+        format: String,
+        /// Also draw the mean of --y against --x as SVG, one line per value
+        /// of the other grid parameters, with 95% CI bars.
+        #[arg(long, value_name = "OUT.svg", requires = "y")]
+        plot: Option<PathBuf>,
+        /// The plot's x: a grid parameter (default: the first --grid).
+        #[arg(long, value_name = "NAME", requires = "plot")]
+        x: Option<String>,
+        /// The plot's y: an observation.
+        #[arg(long, value_name = "NAME", requires = "plot")]
+        y: Option<String>,
     },
     /// Check a program: print a one-line summary, or every diagnostic.
     ///
@@ -106,6 +185,8 @@ enum Command {
     Draw {
         #[command(flatten)]
         file: FileArg,
+        #[command(flatten)]
+        sets: SetArgs,
         /// The drawing's format (only `svg` for now).
         #[arg(long, value_name = "FORMAT", value_parser = ["svg"], default_value = "svg")]
         format: String,
@@ -177,6 +258,37 @@ fn main() -> ExitCode {
 
 fn execute(command: Command) -> Result<(), Failure> {
     match command {
+        Command::Sweep {
+            file,
+            sets,
+            grid,
+            replications,
+            seed,
+            horizon,
+            warmup,
+            arrivals,
+            out,
+            format,
+            plot,
+            x,
+            y,
+        } => sweep(SweepArgs {
+            file,
+            overrides: Overrides {
+                sets: sets.sets,
+                horizon,
+                warmup,
+                seed,
+                arrivals,
+            },
+            grid,
+            replications: replications as usize,
+            out,
+            format,
+            plot,
+            x,
+            y,
+        }),
         Command::Check { file, sets } => {
             let input = Input::read(&file.path)?;
             let program = input.compile(&Overrides {
@@ -195,9 +307,17 @@ fn execute(command: Command) -> Result<(), Failure> {
             emit(&format!("{}\n", program.to_json()));
             Ok(())
         }
-        Command::Draw { file, format, out } => {
+        Command::Draw {
+            file,
+            sets,
+            format,
+            out,
+        } => {
             let input = Input::read(&file.path)?;
-            let program = input.compile(&Overrides::default())?;
+            let program = input.compile(&Overrides {
+                sets: sets.sets,
+                ..Overrides::default()
+            })?;
             debug_assert_eq!(format, "svg", "clap admits only svg");
             let svg = serq::view::svg(&program, &input.name);
             match out {
@@ -218,6 +338,7 @@ fn execute(command: Command) -> Result<(), Failure> {
             arrivals,
             json,
             samples,
+            replications,
         } => {
             let input = Input::read(&file.path)?;
             let overrides = Overrides {
@@ -228,6 +349,19 @@ fn execute(command: Command) -> Result<(), Failure> {
                 arrivals,
             };
             let program = input.compile(&overrides)?;
+            if let Some(r) = replications {
+                let replicated = serq::study::replicate(&program, r as usize).map_err(|e| {
+                    eprint!("{}", input.render_run_error(&program, &e.error));
+                    eprintln!("(in replication {}, seed {})", e.replication, e.seed);
+                    Failure::Program
+                })?;
+                if json {
+                    emit(&format!("{}\n", replicated.to_json()));
+                } else {
+                    emit(&replicated.to_table(&input.name));
+                }
+                return Ok(());
+            }
             let mut report = serq::run(&program).map_err(|e| {
                 eprint!("{}", input.render_run_error(&program, &e));
                 Failure::Program
@@ -241,6 +375,103 @@ fn execute(command: Command) -> Result<(), Failure> {
             Ok(())
         }
     }
+}
+
+/// The arguments of `serq sweep`.
+struct SweepArgs {
+    file: FileArg,
+    overrides: Overrides,
+    grid: Vec<serq::study::Axis>,
+    replications: usize,
+    out: Option<PathBuf>,
+    format: String,
+    plot: Option<PathBuf>,
+    x: Option<String>,
+    y: Option<String>,
+}
+
+/// Runs a sweep, writes its rows and its plot.
+fn sweep(args: SweepArgs) -> Result<(), Failure> {
+    use std::io::IsTerminal;
+    let input = Input::read(&args.file.path)?;
+    if input.is_ir {
+        return Err(Failure::Usage(format!(
+            "`{}` is IR, which has no `let` constants to sweep; sweep the source program",
+            input.name
+        )));
+    }
+    let x = match (&args.plot, &args.x, args.grid.first()) {
+        (None, _, _) => None,
+        (Some(_), Some(x), _) => Some(x.clone()),
+        (Some(_), None, Some(first)) => Some(first.name.clone()),
+        (Some(_), None, None) => {
+            return Err(Failure::Usage(
+                "--plot needs a --grid parameter for its x axis".to_string(),
+            ));
+        }
+    };
+    if let Some(x) = &x
+        && !args.grid.iter().any(|a| &a.name == x)
+    {
+        return Err(Failure::Usage(format!(
+            "--x `{x}` is not a --grid parameter"
+        )));
+    }
+    let points: usize = args.grid.iter().map(|a| a.values.len()).product();
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new((points * args.replications) as u64);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:40}] {pos}/{len} runs, eta {eta}",
+        ) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let result = serq::study::sweep(
+        &input.text,
+        &args.overrides,
+        &args.grid,
+        args.replications,
+        &|| bar.inc(1),
+    );
+    bar.finish_and_clear();
+    let result = result.map_err(|e| {
+        match &e {
+            serq::study::SweepError::Compile { point, diagnostics } => {
+                eprint!("{}", render(diagnostics, &input.name, &input.text));
+                let at: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                eprintln!(
+                    "{} error(s) in {} at {}",
+                    diagnostics.len(),
+                    input.name,
+                    at.join(", ")
+                );
+            }
+            _ => eprintln!("error: {}: {e}", input.name),
+        }
+        Failure::Program
+    })?;
+    let rows = if args.format == "jsonl" {
+        result.to_jsonl()
+    } else {
+        result.to_csv()
+    };
+    match &args.out {
+        Some(path) => std::fs::write(path, rows)
+            .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display())))?,
+        None => emit(&rows),
+    }
+    if let (Some(path), Some(x), Some(y)) = (&args.plot, &x, &args.y) {
+        let svg = serq::study::plot_svg(&result, x, y).map_err(|e| {
+            eprintln!("error: {}: {e}", input.name);
+            Failure::Program
+        })?;
+        std::fs::write(path, svg)
+            .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display())))?;
+    }
+    Ok(())
 }
 
 /// A program file as read: its display name, its text, and whether it is IR.

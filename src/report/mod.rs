@@ -6,9 +6,11 @@
 //! the statistics of samples (mean, CI, cv², p99) are computed here.
 
 mod json;
+mod lookup;
 mod stats;
 mod table;
 
+pub use lookup::ObservationView;
 pub use stats::Summary;
 
 /// Everything a run measured.

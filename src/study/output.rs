@@ -1,0 +1,235 @@
+//! Replication results for a person (a text table) and for a program (JSON).
+//!
+//! Invariant: both print the same estimates in the same order as
+//! [`Replicated`] holds them (program and declaration order); an undefined
+//! figure prints `-` in the table and `null` in JSON.
+
+use serde::Serialize;
+use std::fmt::Write;
+
+use super::replicate::{Estimate, Replicated};
+
+/// `x` with `decimals` digits, or `-` when undefined.
+fn fixed(x: Option<f64>, decimals: usize) -> String {
+    match x {
+        Some(v) if v.is_finite() => format!("{v:.decimals$}"),
+        _ => "-".to_string(),
+    }
+}
+
+/// `±x` with `decimals` digits, or `-`.
+fn plus_minus(x: Option<f64>, decimals: usize) -> String {
+    match x {
+        Some(v) if v.is_finite() => format!("±{v:.decimals$}"),
+        _ => "-".to_string(),
+    }
+}
+
+fn member_name(name: &str, member: Option<usize>) -> String {
+    match member {
+        Some(i) => format!("{name}[{i}]"),
+        None => name.to_string(),
+    }
+}
+
+#[derive(Serialize)]
+struct EstimateJson {
+    n: usize,
+    mean: Option<f64>,
+    ci: Option<f64>,
+}
+
+impl From<&Estimate> for EstimateJson {
+    fn from(e: &Estimate) -> Self {
+        EstimateJson {
+            n: e.n,
+            mean: e.mean.filter(|x| x.is_finite()),
+            ci: e.ci.filter(|x| x.is_finite()),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ObservationJson<'a> {
+    name: &'a str,
+    mean: EstimateJson,
+}
+
+#[derive(Serialize)]
+struct StageJson<'a> {
+    name: &'a str,
+    member: Option<usize>,
+    utilization: EstimateJson,
+    mean_number: EstimateJson,
+    throughput: EstimateJson,
+}
+
+#[derive(Serialize)]
+struct PoolJson<'a> {
+    name: &'a str,
+    member: Option<usize>,
+    mean_used: EstimateJson,
+    mean_wait: EstimateJson,
+}
+
+#[derive(Serialize)]
+struct ReplicatedJson<'a> {
+    replications: usize,
+    seeds: &'a [u64],
+    confidence: f64,
+    observes: Vec<ObservationJson<'a>>,
+    stages: Vec<StageJson<'a>>,
+    pools: Vec<PoolJson<'a>>,
+}
+
+impl Replicated {
+    /// The estimates as one JSON object:
+    ///
+    /// ```json
+    /// {"replications": R, "seeds": [s0, …], "confidence": 0.95,
+    ///  "observes": [{"name": "ttft", "mean": {"n": R, "mean": m, "ci": h}}, …],
+    ///  "stages": [{"name": "D", "member": 0, "utilization": {…},
+    ///              "mean_number": {…}, "throughput": {…}}, …],
+    ///  "pools": [{"name": "kvD", "member": null, "mean_used": {…}, "mean_wait": {…}}, …]}
+    /// ```
+    ///
+    /// `n` counts the replications whose figure was defined, `mean` is the
+    /// mean across them and `ci` the 95% Student-t half-width (`null`
+    /// below 2); `member` is `null` for a family of one.
+    ///
+    /// ```
+    /// # let source = "stage s : delay; workload { arrive batch(1); }
+    /// #   session { observe x = 3; } run { horizon 1; seed 5; }";
+    /// # let program = serq::compile_source(source, &Default::default()).unwrap();
+    /// let json = serq::study::replicate(&program, 2).unwrap().to_json();
+    /// assert!(json.starts_with(r#"{"replications":2,"seeds":[5,6],"confidence":0.95,"observes":[{"name":"x","mean":{"n":2,"mean":3.0,"ci":0.0}}]"#));
+    /// ```
+    pub fn to_json(&self) -> String {
+        let json = ReplicatedJson {
+            replications: self.seeds.len(),
+            seeds: &self.seeds,
+            confidence: 0.95,
+            observes: self
+                .observations
+                .iter()
+                .map(|o| ObservationJson {
+                    name: &o.name,
+                    mean: (&o.mean).into(),
+                })
+                .collect(),
+            stages: self
+                .stages
+                .iter()
+                .map(|s| StageJson {
+                    name: &s.name,
+                    member: s.member,
+                    utilization: (&s.utilization).into(),
+                    mean_number: (&s.mean_number).into(),
+                    throughput: (&s.throughput).into(),
+                })
+                .collect(),
+            pools: self
+                .pools
+                .iter()
+                .map(|p| PoolJson {
+                    name: &p.name,
+                    member: p.member,
+                    mean_used: (&p.mean_used).into(),
+                    mean_wait: (&p.mean_wait).into(),
+                })
+                .collect(),
+        };
+        // Plain data with finite numbers: serialising cannot fail.
+        serde_json::to_string(&json).expect("replications serialise")
+    }
+
+    /// The estimates as a text table: a header line (the program's name,
+    /// the replications and their seeds), then observations, stages and
+    /// pools, each figure followed by its 95% half-width.
+    ///
+    /// ```
+    /// # let source = "stage s : delay; workload { arrive batch(1); }
+    /// #   session { run s (1); observe x = 3; } run { horizon 10; }";
+    /// # let program = serq::compile_source(source, &Default::default()).unwrap();
+    /// let table = serq::study::replicate(&program, 2).unwrap().to_table("prog.sq");
+    /// assert!(table.starts_with("prog.sq  replications 2  seeds 1 to 2  95% t-intervals\n"));
+    /// let row = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
+    /// assert!(table.lines().any(|l| row(l) == ["x", "2", "3.0000", "±0.0000"]));
+    /// ```
+    pub fn to_table(&self, source_name: &str) -> String {
+        let mut out = String::new();
+        let seeds = match (self.seeds.first(), self.seeds.last()) {
+            (Some(a), Some(b)) => format!("{a} to {b}"),
+            _ => "none".to_string(),
+        };
+        // Writing to a String cannot fail.
+        let _ = writeln!(
+            out,
+            "{source_name}  replications {}  seeds {seeds}  95% t-intervals",
+            self.seeds.len()
+        );
+        let names = self
+            .observations
+            .iter()
+            .map(|o| o.name.clone())
+            .chain(self.stages.iter().map(|s| member_name(&s.name, s.member)))
+            .chain(self.pools.iter().map(|p| member_name(&p.name, p.member)));
+        let w = names.map(|n| n.chars().count()).max().unwrap_or(0).max(11) + 1;
+        if !self.observations.is_empty() {
+            let _ = writeln!(
+                out,
+                "{:<w$}{:>7}{:>12}{:>11}",
+                "observation", "n", "mean", "±ci"
+            );
+            for o in &self.observations {
+                let _ = writeln!(
+                    out,
+                    "{:<w$}{:>7}{:>12}{:>11}",
+                    o.name,
+                    o.mean.n,
+                    fixed(o.mean.mean, 4),
+                    plus_minus(o.mean.ci, 4)
+                );
+            }
+        }
+        if !self.stages.is_empty() {
+            let _ = writeln!(
+                out,
+                "{:<w$}{:>8}{:>9}{:>9}{:>9}{:>9}{:>9}",
+                "stage", "util", "±ci", "number", "±ci", "thrpt", "±ci"
+            );
+            for s in &self.stages {
+                let _ = writeln!(
+                    out,
+                    "{:<w$}{:>8}{:>9}{:>9}{:>9}{:>9}{:>9}",
+                    member_name(&s.name, s.member),
+                    fixed(s.utilization.mean, 3),
+                    plus_minus(s.utilization.ci, 3),
+                    fixed(s.mean_number.mean, 3),
+                    plus_minus(s.mean_number.ci, 3),
+                    fixed(s.throughput.mean, 3),
+                    plus_minus(s.throughput.ci, 3)
+                );
+            }
+        }
+        if !self.pools.is_empty() {
+            let _ = writeln!(
+                out,
+                "{:<w$}{:>9}{:>9}{:>10}{:>10}",
+                "pool", "used", "±ci", "wait", "±ci"
+            );
+            for p in &self.pools {
+                let _ = writeln!(
+                    out,
+                    "{:<w$}{:>9}{:>9}{:>10}{:>10}",
+                    member_name(&p.name, p.member),
+                    fixed(p.mean_used.mean, 3),
+                    plus_minus(p.mean_used.ci, 3),
+                    fixed(p.mean_wait.mean, 4),
+                    plus_minus(p.mean_wait.ci, 4)
+                );
+            }
+        }
+        out
+    }
+}

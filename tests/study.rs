@@ -1,0 +1,405 @@
+//! Capacity studies: replications and their Student-t intervals, sweeps and
+//! their rows, through the library and the `serq` binary.
+
+use serq::report::{Observation, Report, StageRow};
+use serq::study::{Axis, Estimate, Replicated, replicate, sweep};
+use serq::{Overrides, compile_source, run};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// M/M/1-like: Poisson arrivals of rate `lam`, exponential service of mean
+/// 1, `ND` idle stations (so an axis can size an array).
+const MM1: &str = "let lam = 0.5;
+let ND = 1;
+stage srv : fifo;
+stage idle[ND] : delay;
+workload { arrive poisson(lam); }
+session { set t0 = now; run srv (~exp(1)); observe response = now - t0; end; }
+run { horizon 300; seed 10; }
+";
+
+fn program_file(name: &str, text: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("study");
+    std::fs::create_dir_all(&dir).expect("the target directory is writable");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("the program file is writable");
+    path
+}
+
+/// Runs the binary with `RAYON_NUM_THREADS` set.
+fn serq(threads: usize, args: &[&str], file: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_serq"))
+        .env("RAYON_NUM_THREADS", threads.to_string())
+        .args(args)
+        .arg(file)
+        .output()
+        .expect("the serq binary runs")
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "serq failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).expect("UTF-8")
+}
+
+/// A report with one observation holding `samples` and one stage of
+/// utilisation `util`.
+fn report(seed: u64, samples: &[f64], util: Option<f64>) -> Report {
+    Report {
+        source_name: String::new(),
+        horizon: 10.0,
+        end: 10.0,
+        warmup: 0.0,
+        seed,
+        events: 0,
+        arrivals: 0,
+        ended: 0,
+        turns: 0,
+        mean_live: 0.0,
+        observes: vec![Observation {
+            name: "ttft".into(),
+            samples: samples.to_vec(),
+        }],
+        stages: vec![StageRow {
+            name: "D".into(),
+            member: None,
+            mean_number: 0.0,
+            utilization: util,
+            completed: 0,
+            throughput: 0.0,
+            mean_wait: None,
+            mean_service: None,
+            iterations: 0,
+        }],
+        pools: Vec::new(),
+    }
+}
+
+// Replications.
+
+#[test]
+fn the_t_interval_of_known_replication_means_is_the_hand_derived_one() {
+    // Replication means 2, 4, 6, 8 (each the mean of its samples: 2 = (1+3)/2, …).
+    // Grand mean 5; s² = (9 + 1 + 1 + 9)/3 = 20/3; s/√4 = √(20/3)/2 = 1.290994;
+    // t(0.975, 3) = 3.182446; half-width 3.182446 · 1.290994 = 4.108521.
+    let reports = [
+        report(1, &[1.0, 3.0], Some(0.5)),
+        report(2, &[4.0], Some(0.5)),
+        report(3, &[6.0, 6.0, 6.0], Some(0.5)),
+        report(4, &[8.0], Some(0.5)),
+    ];
+    let r = Replicated::of(&reports);
+    let ttft = r.observation("ttft").unwrap();
+    assert_eq!((ttft.n, ttft.mean), (4, Some(5.0)));
+    assert!((ttft.ci.unwrap() - 4.108_521).abs() < 1e-6, "{ttft:?}");
+    // Equal utilisations: no spread.
+    let d = r.stage("D", None).unwrap();
+    assert_eq!(
+        (d.utilization.mean, d.utilization.ci),
+        (Some(0.5), Some(0.0))
+    );
+    assert_eq!(r.seeds, vec![1, 2, 3, 4]);
+}
+
+#[test]
+fn a_replication_without_a_figure_is_left_out_of_its_estimate() {
+    // The second replication has no samples and an undefined utilisation:
+    // means 1 and 3 remain, s² = 2, t(0.975, 1) = 12.706205, √(2/2) = 1.
+    let reports = [
+        report(1, &[1.0], Some(0.2)),
+        report(2, &[], None),
+        report(3, &[3.0], Some(0.4)),
+    ];
+    let r = Replicated::of(&reports);
+    let ttft = r.observation("ttft").unwrap();
+    assert_eq!((ttft.n, ttft.mean), (2, Some(2.0)));
+    assert!((ttft.ci.unwrap() - 12.706_205).abs() < 1e-6);
+    assert_eq!(r.stage("D", None).unwrap().utilization.n, 2);
+}
+
+#[test]
+fn a_deterministic_program_has_zero_width_intervals() {
+    let source = "pool kv { cap 10; }
+stage d : delay;
+workload { arrive batch(2); }
+session { set t0 = now; hold kv (5) { run d (2); } observe response = now - t0; end; }
+run { horizon 10; }";
+    let program = compile_source(source, &Overrides::default()).unwrap();
+    let r = replicate(&program, 5).unwrap();
+    // Every replication: responses 2 and 2; d holds 2 jobs over [0, 2] of
+    // [0, 10] (mean number 0.4, util 0.2, 2 done in 10: thrpt 0.2); kv holds
+    // 10 units over [0, 2]: mean used 2.
+    let response = r.observation("response").unwrap();
+    assert_eq!(
+        (response.n, response.mean, response.ci),
+        (5, Some(2.0), Some(0.0))
+    );
+    let d = r.stage("d", None).unwrap();
+    assert_eq!(
+        (d.utilization, d.mean_number.mean, d.throughput.ci),
+        (
+            Estimate {
+                n: 5,
+                mean: Some(0.2),
+                ci: Some(0.0)
+            },
+            Some(0.4),
+            Some(0.0)
+        )
+    );
+    let kv = r.pool("kv", None).unwrap();
+    assert_eq!((kv.mean_used.mean, kv.mean_used.ci), (Some(2.0), Some(0.0)));
+    assert_eq!(r.seeds, vec![1, 2, 3, 4, 5]);
+}
+
+#[test]
+fn replication_k_is_the_plain_run_with_seed_base_plus_k() {
+    let program = compile_source(MM1, &Overrides::default()).unwrap();
+    let r = replicate(&program, 3).unwrap();
+    assert_eq!(r.seeds, vec![10, 11, 12]);
+    // The same three runs by hand, seeds 10, 11, 12.
+    let means: Vec<f64> = (10..13)
+        .map(|seed| {
+            let o = Overrides {
+                seed: Some(seed),
+                ..Overrides::default()
+            };
+            let report = run(&compile_source(MM1, &o).unwrap()).unwrap();
+            report.observation("response").unwrap().mean().unwrap()
+        })
+        .collect();
+    assert_eq!(r.observation("response").unwrap(), &Estimate::of(&means));
+    assert!(r.observation("response").unwrap().ci.unwrap() > 0.0);
+}
+
+#[test]
+fn a_failing_replication_names_its_index_and_seed() {
+    let source = "stage s : delay; workload { arrive batch(1); }
+                  session { run s (serial - 1); } run { horizon 10; seed 4; }";
+    let program = compile_source(source, &Overrides::default()).unwrap();
+    let e = replicate(&program, 3).expect_err("every replication runs -1 units");
+    // All three fail; the error is the first by index, not the first in time.
+    assert_eq!((e.replication, e.seed), (0, 4));
+}
+
+#[test]
+fn serq_run_replications_is_the_same_with_one_and_two_threads() {
+    let path = program_file("mm1_rep.sq", MM1);
+    let args = ["run", "--replications", "6"];
+    let one = stdout(&serq(1, &args, &path));
+    assert_eq!(one, stdout(&serq(2, &args, &path)));
+    assert!(one.contains("replications 6  seeds 10 to 15"), "{one}");
+}
+
+#[test]
+fn serq_run_replications_json_has_the_documented_shape() {
+    let path = program_file("mm1_json.sq", MM1);
+    let out = stdout(&serq(
+        2,
+        &["run", "--replications", "4", "--seed", "3", "--json"],
+        &path,
+    ));
+    let json: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    assert_eq!(json["replications"], 4);
+    assert_eq!(json["seeds"], serde_json::json!([3, 4, 5, 6]));
+    assert_eq!(json["confidence"], 0.95);
+    assert_eq!(json["observes"][0]["name"], "response");
+    assert_eq!(json["observes"][0]["mean"]["n"], 4);
+    assert!(json["observes"][0]["mean"]["ci"].as_f64().unwrap() > 0.0);
+    let stages = json["stages"].as_array().unwrap();
+    // srv, then idle (one member: member null).
+    assert_eq!(stages[0]["name"], "srv");
+    assert_eq!(stages[1]["member"], serde_json::Value::Null);
+    for figure in ["utilization", "mean_number", "throughput"] {
+        assert!(stages[0][figure]["mean"].as_f64().is_some(), "{figure}");
+    }
+    assert_eq!(json["pools"], serde_json::json!([]));
+}
+
+// Sweeps.
+
+#[test]
+fn sweep_columns_are_parameters_replications_observations_then_members() {
+    let axes = [
+        Axis::parse("lam=0.2,0.4").unwrap(),
+        Axis::parse("ND=1,3").unwrap(),
+    ];
+    let s = sweep(MM1, &Overrides::default(), &axes, 2, &|| {}).unwrap();
+    // `idle[ND]` with ND = 1 is reported as `idle` but is the array's [0].
+    assert_eq!(
+        s.columns(),
+        [
+            "lam",
+            "ND",
+            "replications",
+            "response.mean",
+            "response.ci",
+            "srv.util",
+            "idle[0].util",
+            "idle[1].util",
+            "idle[2].util"
+        ]
+    );
+    // First axis slowest; delay stages never filled: util 0; ND = 1 has no idle[1].
+    let rows = s.rows();
+    let heads: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (r[0].unwrap(), r[1].unwrap()))
+        .collect();
+    assert_eq!(heads, [(0.2, 1.0), (0.2, 3.0), (0.4, 1.0), (0.4, 3.0)]);
+    assert_eq!(&rows[0][6..], [Some(0.0), None, None]);
+    assert_eq!(&rows[1][6..], [Some(0.0), Some(0.0), Some(0.0)]);
+    assert!(rows.iter().all(|r| r[2] == Some(2.0)));
+}
+
+#[test]
+fn sweep_points_share_their_seeds() {
+    // A point's replication k uses seed 10 + k whatever the point, so the
+    // point lam = 0.5 of a sweep is `replicate` of the program as written.
+    let axes = [Axis::parse("lam=0.3,0.5").unwrap()];
+    let s = sweep(MM1, &Overrides::default(), &axes, 3, &|| {}).unwrap();
+    let plain = replicate(&compile_source(MM1, &Overrides::default()).unwrap(), 3).unwrap();
+    assert_eq!(s.points[1].result.seeds, vec![10, 11, 12]);
+    assert_eq!(
+        s.points[1].result.observation("response"),
+        plain.observation("response")
+    );
+}
+
+#[test]
+fn sweep_csv_is_the_same_file_with_one_and_two_threads() {
+    let path = program_file("mm1_sweep.sq", MM1);
+    let args = [
+        "sweep",
+        "--grid",
+        "lam=0.3:0.7:0.2",
+        "--grid",
+        "ND=1,2",
+        "--replications",
+        "3",
+    ];
+    let one = stdout(&serq(1, &args, &path));
+    let two = stdout(&serq(2, &args, &path));
+    assert_eq!(one, two);
+    let lines: Vec<&str> = one.lines().collect();
+    // A header and 3 × 2 points.
+    assert_eq!(lines.len(), 1 + 6);
+    assert_eq!(
+        lines[0],
+        "lam,ND,replications,response.mean,response.ci,srv.util,idle[0].util,idle[1].util"
+    );
+    let heads: Vec<String> = lines[1..]
+        .iter()
+        .map(|l| l.split(',').take(3).collect::<Vec<_>>().join(","))
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            "0.3,1,3", "0.3,2,3", "0.5,1,3", "0.5,2,3", "0.7,1,3", "0.7,2,3"
+        ]
+    );
+}
+
+#[test]
+fn sweep_jsonl_has_one_object_per_point_keyed_by_column() {
+    let path = program_file("mm1_jsonl.sq", MM1);
+    let out_path = path.with_extension("jsonl");
+    let out = serq(
+        2,
+        &[
+            "sweep",
+            "--grid",
+            "lam=0.4",
+            "--replications",
+            "1",
+            "--format",
+            "jsonl",
+            "--out",
+            out_path.to_str().unwrap(),
+        ],
+        &path,
+    );
+    assert_eq!(stdout(&out), "");
+    let text = std::fs::read_to_string(&out_path).unwrap();
+    assert_eq!(text.lines().count(), 1);
+    let row: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(
+        (row["lam"].as_f64(), row["replications"].as_f64()),
+        (Some(0.4), Some(1.0))
+    );
+    // One replication: no interval.
+    assert_eq!(row["response.ci"], serde_json::Value::Null);
+    assert!(text.starts_with("{\"lam\":0.4,\"replications\":1,\"response.mean\":"));
+}
+
+#[test]
+fn a_grid_name_no_let_declares_is_refused_naming_it() {
+    let path = program_file("mm1_unknown.sq", MM1);
+    let out = serq(2, &["sweep", "--grid", "mu=1,2"], &path);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`mu`") && err.contains("mu=1"), "{err}");
+}
+
+#[test]
+fn a_malformed_grid_is_a_usage_error() {
+    let path = program_file("mm1_malformed.sq", MM1);
+    let out = serq(2, &["sweep", "--grid", "lam=0.9:0.1:0.1"], &path);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("backwards"));
+}
+
+#[test]
+fn sweep_plot_draws_one_line_per_value_of_the_other_parameter() {
+    let path = program_file("mm1_plot.sq", MM1);
+    let svg_path = path.with_extension("svg");
+    let out = serq(
+        2,
+        &[
+            "sweep",
+            "--grid",
+            "lam=0.2:0.6:0.2",
+            "--grid",
+            "ND=1,2",
+            "--replications",
+            "3",
+            "--plot",
+            svg_path.to_str().unwrap(),
+            "--x",
+            "lam",
+            "--y",
+            "response",
+        ],
+        &path,
+    );
+    stdout(&out);
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    assert!(svg.starts_with("<svg"));
+    // The legend names each line by the other axis's value.
+    // (plotters writes a <text>'s content on a line of its own.)
+    let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+    assert!(
+        texts.contains(&"ND=1") && texts.contains(&"ND=2"),
+        "no legend"
+    );
+    assert!(texts.contains(&"mean response against lam (bars: 95% CI)"));
+    // --y must be an observation.
+    let bad = serq(
+        2,
+        &[
+            "sweep",
+            "--grid",
+            "lam=0.2",
+            "--plot",
+            svg_path.to_str().unwrap(),
+            "--y",
+            "ttft",
+        ],
+        &path,
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("`ttft`"));
+}
