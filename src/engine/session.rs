@@ -112,6 +112,8 @@ pub struct Session {
     pub holds: Vec<HoldFrame>,
     /// Leases, oldest first.
     pub leases: Vec<Lease>,
+    /// Allocations counted in each pool's `holders`: (pool, count).
+    pub holdings: SmallVec<[(u32, u32); 4]>,
     /// What it waits for.
     pub wait: Wait,
     /// Its statements' draws.
@@ -133,6 +135,7 @@ impl Session {
             frames: Vec::new(),
             holds: Vec::new(),
             leases: Vec::new(),
+            holdings: SmallVec::new(),
             wait: Wait::None,
             rng: Stream::new(prog.seed, Purpose::Session(serial)),
             steps: 0,
@@ -158,6 +161,7 @@ impl Session {
         });
         self.holds.clear();
         self.leases.clear();
+        self.holdings.clear();
         self.wait = Wait::None;
         self.rng.reset(prog.seed, Purpose::Session(serial));
         self.steps = 0;
@@ -443,7 +447,11 @@ impl World<'_> {
         let w = self.eval_in(slot, at, work)?;
         let w = check_amount("the run's work", w).map_err(|m| self.session_error(slot, at, m))?;
         if w == 0.0 {
-            return Ok(Step::Next);
+            // No job and no event, but the session yields: it goes to the
+            // back of the ready queue, as in pyserq 0.1.0 (a session ready
+            // behind it reaches a shared fifo first).
+            self.ready.push_back(slot);
+            return Ok(Step::Stop);
         }
         if held.len() > 1 || self.stages[first].is_shared() {
             if let Some(s) = held.iter().find(|&&s| !self.stages[s as usize].is_shared()) {

@@ -480,7 +480,6 @@ impl<'p> World<'p> {
         };
         let stage_names: Vec<&str> = prog.stages.iter().map(|s| s.name.as_str()).collect();
         let pool_names: Vec<&str> = prog.pools.iter().map(|p| p.name.as_str()).collect();
-        let mean_of = |sum: f64, n: u64| (n > 0).then(|| sum / n as f64);
         let stages = self
             .stages
             .iter()
@@ -492,8 +491,8 @@ impl<'p> World<'p> {
                 utilization: Some(s.util.mean(end)).filter(|u| !u.is_nan()),
                 completed: s.completed,
                 throughput: s.completed as f64 / span,
-                mean_wait: mean_of(s.wait_sum, s.completed),
-                mean_service: mean_of(s.service_sum, s.completed),
+                mean_wait: s.wait.mean(),
+                mean_service: s.service_time.mean(),
                 iterations: 0,
             })
             .collect();
@@ -508,7 +507,7 @@ impl<'p> World<'p> {
                 mean_cached: 0.0,
                 mean_queue: p.queue_avg.mean(end),
                 mean_holders: p.holders_avg.mean(end),
-                mean_wait: mean_of(p.wait_sum, p.waits),
+                mean_wait: p.wait.mean(),
                 admissions: p.admissions,
                 evicted_entries: 0,
                 evicted_units: 0.0,
