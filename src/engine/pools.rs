@@ -177,7 +177,7 @@ impl World<'_> {
         at: (usize, usize),
         pools: &[HoldPool],
     ) -> Result<Step, RunError> {
-        let mut members: SmallVec<[u32; 2]> = SmallVec::new();
+        let mut members: SmallVec<[u32; 4]> = SmallVec::new();
         let mut rejected_at = None;
         for hp in pools {
             let p = self.member_in(slot, at, &hp.0, "pool")?;
@@ -253,7 +253,7 @@ impl World<'_> {
             Stmt::Hold { pools, .. } => pools.as_slice(),
             _ => &[],
         };
-        let mut units: SmallVec<[f64; 2]> = SmallVec::new();
+        let mut units: SmallVec<[f64; 4]> = SmallVec::new();
         for (hp, &p) in hold_pools.iter().zip(&members) {
             let (u, r) = self.units_of(slot, at, hp)?;
             let pool = &self.pools[p as usize];
@@ -264,7 +264,7 @@ impl World<'_> {
             units.push(u);
         }
         let now = self.now;
-        let mut held: SmallVec<[Held; 2]> = SmallVec::new();
+        let mut held: SmallVec<[Held; 4]> = SmallVec::new();
         for (i, (&p, &u)) in members.iter().zip(&units).enumerate() {
             let pool = &mut self.pools[p as usize];
             if i == 0 {

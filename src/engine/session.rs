@@ -59,7 +59,7 @@ pub struct HoldFrame {
     /// The hold statement (block, index).
     pub at: (usize, usize),
     /// Its pools.
-    pub pools: SmallVec<[Held; 2]>,
+    pub pools: SmallVec<[Held; 4]>,
 }
 
 /// A lease: an allocation that outlived its hold.
@@ -84,7 +84,7 @@ pub enum Wait {
         /// The hold statement.
         at: (usize, usize),
         /// The pool members, in the hold's order.
-        pools: SmallVec<[u32; 2]>,
+        pools: SmallVec<[u32; 4]>,
         /// When it joined the queue.
         joined: f64,
     },

@@ -465,28 +465,15 @@ impl<'p> World<'p> {
     fn report(&self, end: f64) -> Report {
         let prog = self.prog;
         let span = end - prog.warmup;
-        let member = |names: &[&str], i: usize| -> Option<usize> {
-            let name = names[i];
-            let first = (0..=i)
-                .rev()
-                .take_while(|&j| names[j] == name)
-                .last()
-                .unwrap_or(i);
-            let last = (i..names.len())
-                .take_while(|&j| names[j] == name)
-                .last()
-                .unwrap_or(i);
-            (last > first).then_some(i - first)
-        };
-        let stage_names: Vec<&str> = prog.stages.iter().map(|s| s.name.as_str()).collect();
-        let pool_names: Vec<&str> = prog.pools.iter().map(|p| p.name.as_str()).collect();
+        let stage_members = members(prog.stages.iter().map(|s| s.name.as_str()));
+        let pool_members = members(prog.pools.iter().map(|p| p.name.as_str()));
         let stages = self
             .stages
             .iter()
             .enumerate()
             .map(|(i, s)| StageRow {
                 name: prog.stages[i].name.clone(),
-                member: member(&stage_names, i),
+                member: stage_members[i],
                 mean_number: s.number.mean(end),
                 utilization: Some(s.util.mean(end)).filter(|u| !u.is_nan()),
                 completed: s.completed,
@@ -502,7 +489,7 @@ impl<'p> World<'p> {
             .enumerate()
             .map(|(i, p)| PoolRow {
                 name: prog.pools[i].name.clone(),
-                member: member(&pool_names, i),
+                member: pool_members[i],
                 mean_used: p.used_avg.mean(end),
                 mean_cached: 0.0,
                 mean_queue: p.queue_avg.mean(end),
@@ -540,5 +527,41 @@ impl<'p> World<'p> {
             stages,
             pools,
         }
+    }
+}
+
+/// Each entry's index in its family (a run of equal names, as the IR
+/// flattens `x[N]`), or `None` in a family of one.
+fn members<'n>(names: impl Iterator<Item = &'n str>) -> Vec<Option<usize>> {
+    let names: Vec<&str> = names.collect();
+    let mut out = vec![None; names.len()];
+    let mut start = 0;
+    while start < names.len() {
+        let end = start
+            + names[start..]
+                .iter()
+                .take_while(|&&n| n == names[start])
+                .count();
+        if end - start > 1 {
+            for (k, slot) in out[start..end].iter_mut().enumerate() {
+                *slot = Some(k);
+            }
+        }
+        start = end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::members;
+
+    #[test]
+    fn families_are_runs_of_equal_names() {
+        let got = members(["a", "x", "x", "x", "b", "y", "y"].into_iter());
+        assert_eq!(
+            got,
+            [None, Some(0), Some(1), Some(2), None, Some(0), Some(1)]
+        );
     }
 }
