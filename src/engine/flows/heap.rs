@@ -36,18 +36,11 @@ impl IndexedHeap {
         }
     }
 
-    #[allow(dead_code)]
-    pub(super) fn is_empty(&self) -> bool {
-        self.heap.is_empty()
-    }
-
-    #[allow(dead_code)]
     pub(super) fn contains(&self, item: u32) -> bool {
         self.pos.get(item as usize).is_some_and(|&p| p != ABSENT)
     }
 
     /// The key of a present item.
-    #[allow(dead_code)]
     pub(super) fn key(&self, item: u32) -> Key {
         self.keys[item as usize]
     }

@@ -23,8 +23,9 @@
 //! Architecture invariant: this module knows stage indices and capacities,
 //! nothing of the IR beyond [`Share`], nothing of sessions or events; the
 //! engine owns the one flow-system event and asks [`FlowSystem::next_end`].
-//! Nothing iterates a hash map, and the steady state allocates nothing: every
-//! buffer lives in the system and is reused.
+//! Nothing iterates a hash map, and the steady state allocates nothing beyond
+//! the amortized growth of its buffers: every buffer lives in the system and
+//! is reused.
 
 mod fill;
 mod heap;
@@ -116,7 +117,6 @@ struct Mark {
 
 /// At one level: seeds before fills, fills before replays, replays before
 /// releases (`incremental.rs` says why).
-#[allow(dead_code)] // used by the incremental update, next
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum MarkKind {
     Seed = 0,
@@ -141,7 +141,7 @@ impl Ord for Mark {
 
 /// Buffers of one solve, reused; per-stage and per-flow entries are valid
 /// only when their epoch is the current one.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Scratch {
     epoch: u32,
     stage_epoch: Vec<u32>,
@@ -164,14 +164,11 @@ struct Scratch {
 // Stage flags.
 const S_VISITED: u8 = 1;
 const S_FILLED: u8 = 2;
-#[allow(dead_code)]
 const S_REPLAY_SCHEDULED: u8 = 4;
-#[allow(dead_code)]
 const S_REPLAYED: u8 = 8;
 // Flow flags.
 const F_SEEN: u8 = 1;
 const F_FROZEN: u8 = 2;
-#[allow(dead_code)]
 const F_TOUCHED: u8 = 4;
 
 impl Scratch {
@@ -248,7 +245,7 @@ impl Scratch {
 }
 
 /// The flows on the shared stages, their rates and their ends.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct FlowSystem {
     policy: Share,
     solver: MaxMinSolver,
@@ -328,7 +325,8 @@ impl FlowSystem {
                 (self.flows.len() - 1) as u32
             }
         };
-        let mut pos = SmallVec::new();
+        let mut pos = std::mem::take(&mut self.flows[index as usize].pos);
+        pos.clear();
         for &s in stages {
             pos.push(self.flows_on[s as usize].len() as u32);
             self.flows_on[s as usize].push(index);
