@@ -201,20 +201,32 @@ impl World<'_> {
         }
     }
 
-    /// Evaluates `e` in session `slot` (its attributes and stream).
-    pub fn eval_in(&mut self, slot: u32, at: (usize, usize), e: &Expr) -> Result<f64, RunError> {
+    /// Runs `f` with what session `slot` may read: its attributes, and
+    /// `stream` (its own stream when `None`); failures become errors at `at`.
+    fn in_session<T>(
+        &mut self,
+        slot: u32,
+        at: (usize, usize),
+        stream: Option<&mut Stream>,
+        f: impl FnOnce(&mut Cx<'_>) -> Result<T, String>,
+    ) -> Result<T, RunError> {
         let session = &mut self.sessions[slot as usize];
         let mut cx = Cx {
             now: self.now,
             present: f64::NAN,
             attrs: &session.attrs,
-            rng: &mut session.rng,
+            rng: stream.unwrap_or(&mut session.rng),
             first: &mut self.first_draws,
             stages: &self.stages,
             pools: &self.pools,
             flows: &self.flows,
         };
-        eval(e, &mut cx).map_err(|m| self.session_error(slot, at, m))
+        f(&mut cx).map_err(|m| self.session_error(slot, at, m))
+    }
+
+    /// Evaluates `e` in session `slot` (its attributes and stream).
+    pub fn eval_in(&mut self, slot: u32, at: (usize, usize), e: &Expr) -> Result<f64, RunError> {
+        self.in_session(slot, at, None, |cx| eval(e, cx))
     }
 
     /// The member a reference names, in session `slot`.
@@ -225,18 +237,7 @@ impl World<'_> {
         r: &ir::CRef,
         what: &str,
     ) -> Result<usize, RunError> {
-        let session = &mut self.sessions[slot as usize];
-        let mut cx = Cx {
-            now: self.now,
-            present: f64::NAN,
-            attrs: &session.attrs,
-            rng: &mut session.rng,
-            first: &mut self.first_draws,
-            stages: &self.stages,
-            pools: &self.pools,
-            flows: &self.flows,
-        };
-        member(r, &mut cx, what).map_err(|m| self.session_error(slot, at, m))
+        self.in_session(slot, at, None, |cx| member(r, cx, what))
     }
 
     /// Runs the `init` (turn 0) or `turn` block of session `slot` with its
@@ -261,18 +262,7 @@ impl World<'_> {
                     ));
                 }
             };
-            let session = &mut self.sessions[slot as usize];
-            let mut cx = Cx {
-                now: self.now,
-                present: f64::NAN,
-                attrs: &session.attrs,
-                rng: &mut rng,
-                first: &mut self.first_draws,
-                stages: &self.stages,
-                pools: &self.pools,
-                flows: &self.flows,
-            };
-            let v = eval(e, &mut cx).map_err(|m| self.session_error(slot, (block, i), m))?;
+            let v = self.in_session(slot, (block, i), Some(&mut rng), |cx| eval(e, cx))?;
             if let Stmt::Set(..) = stmt {
                 self.set_attr(slot, (block, i), target, v)?;
             } else {
