@@ -213,12 +213,12 @@ impl<'p> World<'p> {
             self.now = prog.horizon;
             return Err(if self.open_arrivals < limit {
                 self.error(format!(
-                    "horizon {} reached before requested arrivals: got {}, requested {limit}",
+                    "run: horizon {} reached before requested arrivals: got {}, requested {limit}",
                     prog.horizon, self.open_arrivals
                 ))
             } else {
                 self.error(format!(
-                    "failed to drain {} active sessions within horizon {}",
+                    "run: failed to drain {} active sessions within horizon {}",
                     self.live_count, prog.horizon
                 ))
             });
@@ -232,7 +232,7 @@ impl<'p> World<'p> {
 
     fn drained_too_early(&self) -> RunError {
         self.error(format!(
-            "arrivals drained at {} before or at warmup {}; no measurement interval",
+            "run: arrivals drained at {} before or at warmup {}; no measurement interval",
             self.now, self.prog.warmup
         ))
     }
