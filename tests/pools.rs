@@ -212,3 +212,103 @@ fn ending_a_session_returns_its_leases_and_admits_pool_by_pool() {
         (vec![2.0], vec![3.0])
     );
 }
+
+#[test]
+fn returning_one_allocation_drops_the_sessions_whole_holder_count() {
+    // As pyserq 0.1.0 counts holders: session 0 holds p twice (nested), so
+    // with session 1's hold there are 3; when the inner hold ends, session
+    // 0's whole count on p goes (1 left) although its outer hold still has
+    // its 3 units (used 3 + 1).
+    let r = run("pool p { cap 10; } stage s : delay;
+        workload { arrive batch(2); }
+        session {
+          branch (serial == 1) { hold p (1) { run s (5); } end; }
+          hold p (3) {
+            hold p (2) { observe inner = holders(p); run s (1); }
+            observe after_inner = holders(p);
+            observe used_after_inner = used(p);
+            run s (1);
+          }
+        }
+        run { horizon 10; }")
+    .unwrap();
+    assert_eq!(samples(&r, "inner"), [3.0]);
+    assert_eq!(samples(&r, "after_inner"), [1.0]);
+    assert_eq!(samples(&r, "used_after_inner"), [4.0]);
+    // holders: 3 on [0, 1), 1 on [1, 5): 7 / 10.
+    assert_eq!(r.pools[0].mean_holders, 0.7);
+}
+
+#[test]
+fn release_grow_and_load_find_the_pool_member_the_reference_names_now() {
+    // The hold took q[0] (i = 0). After `set i = 1`, `release q[i]` names
+    // q[1]: no hold holds it, so it ends the lease of q[1] (2 units) and
+    // the hold keeps its 3 on q[0] (as pyserq 0.1.0 does).
+    let r = run("pool q[2] { cap 10; }
+        workload { arrive batch(1); }
+        session {
+          set i = 0;
+          hold q[0] (1) {} lease q[0] (inf);
+          hold q[1] (2) {} lease q[1] (inf);
+          hold q[i] (3) { set i = 1; release q[i]; observe u0 = used(q[0]); observe u1 = used(q[1]); }
+        }
+        run { horizon 10; }")
+    .unwrap();
+    assert_eq!(
+        (samples(&r, "u0"), samples(&r, "u1")),
+        (vec![4.0], vec![0.0])
+    );
+    // And a grow whose index moved away from the hold's member is outside a hold.
+    let e = common::run(
+        "pool q[2] { cap 10; }
+        workload { arrive batch(1); }
+        session { set i = 0; hold q[i] (3) { set i = 1; grow q[i] (1); } }
+        run { horizon 10; }",
+    )
+    .unwrap_err();
+    assert!(
+        e.message.contains("grow outside a hold of pool `q`"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_sessions_end_leaves_its_waiters_to_the_next_admission_pass() {
+    // Sessions 0 and 3 are admitted to r together at 1 (ready in that
+    // order). Session 0 then ends inside its hold of p; session 2 waits for
+    // p. Unlike a hold's end, the session's end runs no pass of its own:
+    // session 3, already ready, still sees session 2 queued; the settle's
+    // next pass admits it at the same instant.
+    let r = run("pool p { cap 1; } pool r { cap 2; } stage d : delay;
+        workload { arrive batch(4); }
+        session {
+          branch (serial == 0) { hold p (1) { hold r (1) { end; } } }
+          branch (serial == 1) { hold r (2) { run d (1); } end; }
+          branch (serial == 2) { run d (0.5); hold p (1) { observe admitted = now; } end; }
+          run d (0.25); hold r (1) { observe h = holders(p); observe q = queued(p); } end;
+        }
+        run { horizon 5; }")
+    .unwrap();
+    assert_eq!((samples(&r, "h"), samples(&r, "q")), (vec![0.0], vec![1.0]));
+    assert_eq!(samples(&r, "admitted"), [1.0]);
+}
+
+#[test]
+fn a_closed_replacement_runs_before_the_waiters_of_the_ended_session() {
+    // Session 0 holds p as a lease and ends at 1; session 1 waits for p.
+    // The replacement (created at the end) is ready before the pass admits
+    // session 1, so it reaches the fifo first: it ends at 2, session 1's
+    // body would end at 3 (beyond the horizon).
+    let r = run("pool p { cap 1; } stage d : delay; stage f : fifo;
+        workload { arrive closed(2); }
+        session {
+          branch (serial == 0) { hold p (1) {} lease p (inf); run d (1); end; }
+          branch (serial == 1) { run d (0.5); hold p (1) { run f (1); observe waiter_done = now; } end; }
+          run f (1); observe replacement_done = now; end;
+        }
+        run { horizon 2.5; }")
+    .unwrap();
+    assert_eq!(samples(&r, "replacement_done"), [2.0]);
+    assert!(samples(&r, "waiter_done").is_empty());
+}

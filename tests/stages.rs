@@ -153,6 +153,40 @@ fn infinite_work_never_completes() {
 }
 
 #[test]
+fn a_zero_work_run_yields_to_the_sessions_ready_behind_it() {
+    // No job and no event, but the session goes to the back of the ready
+    // queue (pyserq 0.1.0): session 1, ready behind session 0, reaches the
+    // fifo g first and ends at 1; session 0 ends at 2.
+    let r = run("stage f : delay; stage g : fifo;
+        workload { arrive batch(2); }
+        session { branch (serial == 0) { run f (0); } run g (1); observe who = serial; }
+        run { horizon 5; }")
+    .unwrap();
+    assert_eq!(samples(&r, "who"), [1.0, 0.0]);
+    assert_eq!(r.events, 2);
+}
+
+#[test]
+fn a_ps_finish_moves_virtual_time_at_least_to_the_leaving_tag() {
+    // Two jobs of work 1 with equal tags on ps(min(present, 2)) after a
+    // delay of 2/3: when the first leaves, virtual time is its tag exactly,
+    // so the other has no sliver of work left: work() reads 0 or -0, not
+    // 2e-16, and both end at one instant.
+    let r = run("stage g : delay; stage s : ps(0.5 + present / 2);
+        workload { arrive batch(2); }
+        session { run g (0.75); run s (1); observe w = work(s); observe t = now; }
+        run { horizon 5; }")
+    .unwrap();
+    assert!(
+        samples(&r, "w").iter().all(|w| *w == 0.0),
+        "{:?}",
+        samples(&r, "w")
+    );
+    let t = samples(&r, "t");
+    assert_eq!(t[0], t[1]);
+}
+
+#[test]
 fn a_zero_work_run_passes_at_once_and_is_counted_nowhere() {
     // At a busy fifo the run of 0 does not wait; no completion, no event.
     let r = run("stage f : fifo;

@@ -4,16 +4,27 @@
 //! Invariants: a waiting hold sits in the queue of its first pool only; an
 //! admission pass visits pools in declaration order, and in each the
 //! stalled growers (in stall order) before the queue head, stopping at the
-//! first that does not fit; every return of units runs one pass at once,
-//! before the returning session goes on. `used` and `holders` always equal
-//! the sum over hold frames and leases.
+//! first that does not fit; every return of units while the session goes
+//! on (a hold's end, `release`, a lease's end) runs one pass at once,
+//! before the returning session continues; a session's end leaves its
+//! returns to the settle's next pass. `used` always equals the sum over
+//! hold frames and leases; `holders` the sum over sessions of their
+//! holdings (below).
+//!
+//! Holders, as the reference counts them: a session's allocations on a pool
+//! (hold frames and leases) count one each from admission on, but returning
+//! any one of them (a hold's end, a `release`, a lease's end) drops the
+//! session's whole count on that pool, so with nested holds on `p` the
+//! outer one no longer counts once the inner one ends. Measured on pyserq
+//! 0.1.0 (`holders` after an inner hold ends, a lease ending during a hold);
+//! spec §5.3's "number of allocations" holds while nothing was returned.
 
 use std::collections::VecDeque;
 
 use super::RunError;
 use super::events::EventKind;
 use super::session::{Held, HoldFrame, Lease, Step, Wait, check_amount};
-use super::stats::TimeAvg;
+use super::stats::{RunningMean, TimeAvg};
 use super::world::World;
 use crate::ir::{CRef, Expr, HoldPool, Stmt};
 use smallvec::SmallVec;
@@ -33,10 +44,8 @@ pub struct PoolState {
     pub queue_avg: TimeAvg,
     /// Allocations (hold frames and leases).
     pub holders_avg: TimeAvg,
-    /// Σ queue waits of admissions at t >= warmup whose first pool this is.
-    pub wait_sum: f64,
-    /// The number of those admissions.
-    pub waits: u64,
+    /// Queue waits of admissions at t >= warmup whose first pool this is.
+    pub wait: RunningMean,
     /// Admissions over the whole run.
     pub admissions: u64,
     /// Rejections over the whole run.
@@ -54,8 +63,7 @@ impl PoolState {
             used_avg: TimeAvg::new(warmup),
             queue_avg: TimeAvg::new(warmup),
             holders_avg: TimeAvg::new(warmup),
-            wait_sum: 0.0,
-            waits: 0,
+            wait: RunningMean::default(),
             admissions: 0,
             rejected: 0,
             holders: 0,
@@ -83,10 +91,13 @@ impl PoolState {
         self.holders_avg.set(now, self.holders as f64);
     }
 
-    fn give_back(&mut self, now: f64, units: f64) {
+    /// Units come back; `counted` is the returning session's whole holding.
+    fn give_back(&mut self, now: f64, units: f64, counted: u32) {
         self.used_avg.add(now, -units);
-        self.holders -= 1;
-        self.holders_avg.set(now, self.holders as f64);
+        if counted > 0 {
+            self.holders -= u64::from(counted);
+            self.holders_avg.set(now, self.holders as f64);
+        }
     }
 }
 
@@ -128,11 +139,14 @@ impl Waiting {
 }
 
 impl World<'_> {
-    fn hold_pools(&self, at: (usize, usize)) -> &[HoldPool] {
-        match &self.prog.blocks[at.0][at.1] {
-            Stmt::Hold { pools, .. } => pools,
-            _ => &[],
-        }
+    /// Session `slot` returns `units` to pool `p` (its holding there ends).
+    fn give_back(&mut self, slot: u32, p: u32, units: f64) {
+        let holdings = &mut self.sessions[slot as usize].holdings;
+        let counted = match holdings.iter().position(|h| h.0 == p) {
+            Some(i) => holdings.swap_remove(i).1,
+            None => 0,
+        };
+        self.pools[p as usize].give_back(self.now, units, counted);
     }
 
     /// Units and reserve of a hold's pool, evaluated now in session `slot`.
@@ -163,7 +177,7 @@ impl World<'_> {
         at: (usize, usize),
         pools: &[HoldPool],
     ) -> Result<Step, RunError> {
-        let mut members: SmallVec<[u32; 2]> = SmallVec::new();
+        let mut members: SmallVec<[u32; 4]> = SmallVec::new();
         let mut rejected_at = None;
         for hp in pools {
             let p = self.member_in(slot, at, &hp.0, "pool")?;
@@ -239,7 +253,7 @@ impl World<'_> {
             Stmt::Hold { pools, .. } => pools.as_slice(),
             _ => &[],
         };
-        let mut units: SmallVec<[f64; 2]> = SmallVec::new();
+        let mut units: SmallVec<[f64; 4]> = SmallVec::new();
         for (hp, &p) in hold_pools.iter().zip(&members) {
             let (u, r) = self.units_of(slot, at, hp)?;
             let pool = &self.pools[p as usize];
@@ -250,19 +264,23 @@ impl World<'_> {
             units.push(u);
         }
         let now = self.now;
-        let mut held: SmallVec<[Held; 2]> = SmallVec::new();
+        let mut held: SmallVec<[Held; 4]> = SmallVec::new();
         for (i, (&p, &u)) in members.iter().zip(&units).enumerate() {
             let pool = &mut self.pools[p as usize];
             if i == 0 {
                 pool.queue.pop_front();
                 pool.queue_avg.set(now, pool.queue.len() as f64);
                 if now >= prog.warmup {
-                    pool.wait_sum += now - joined;
-                    pool.waits += 1;
+                    pool.wait.push(now - joined);
                 }
             }
             pool.take(now, u);
             pool.admissions += 1;
+            let holdings = &mut self.sessions[slot as usize].holdings;
+            match holdings.iter_mut().find(|h| h.0 == p) {
+                Some(h) => h.1 += 1,
+                None => holdings.push((p, 1)),
+            }
             held.push(Held {
                 pool: p,
                 units: u,
@@ -322,7 +340,7 @@ impl World<'_> {
             if h.released || Some(i) == leased {
                 continue;
             }
-            self.pools[h.pool as usize].give_back(now, h.units);
+            self.give_back(slot, h.pool, h.units);
             returned = true;
         }
         if returned {
@@ -331,14 +349,19 @@ impl World<'_> {
         Ok(())
     }
 
-    /// The innermost hold entry of session `slot` on the pool written `r`
-    /// whose allocation is still held: (hold index, entry index).
-    fn find_held(&self, slot: u32, r: &CRef) -> Option<(usize, usize)> {
+    /// The innermost hold entry of session `slot` on pool member `p` whose
+    /// allocation is still held: (hold index, entry index).
+    ///
+    /// `release`, `grow` and `load` name their pool as the hold does (the
+    /// linker checks the text), but like the reference the engine matches
+    /// the member the reference evaluates to now, not the text: in
+    /// `hold q[i] (3) { set i = 1; release q[i]; }` the release ends a
+    /// lease of `q[1]` (pyserq 0.1.0).
+    fn find_held(&self, slot: u32, p: u32) -> Option<(usize, usize)> {
         let session = &self.sessions[slot as usize];
         for (h, frame) in session.holds.iter().enumerate().rev() {
-            let pools = self.hold_pools(frame.at);
-            for (i, hp) in pools.iter().enumerate() {
-                if hp.0 == *r && !frame.pools[i].released {
+            for (i, held) in frame.pools.iter().enumerate() {
+                if held.pool == p && !held.released {
                     return Some((h, i));
                 }
             }
@@ -348,20 +371,19 @@ impl World<'_> {
 
     /// `release p;`: the innermost hold's allocation on p, else the oldest lease of p.
     pub fn release(&mut self, slot: u32, at: (usize, usize), r: &CRef) -> Result<(), RunError> {
-        let now = self.now;
-        if let Some((h, i)) = self.find_held(slot, r) {
+        let p = self.member_in(slot, at, r, "pool")? as u32;
+        if let Some((h, i)) = self.find_held(slot, p) {
             let held = &mut self.sessions[slot as usize].holds[h].pools[i];
             held.released = true;
-            let (pool, units) = (held.pool, held.units);
-            self.pools[pool as usize].give_back(now, units);
+            let units = held.units;
+            self.give_back(slot, p, units);
             self.admission_pass()?;
             return Ok(());
         }
-        let p = self.member_in(slot, at, r, "pool")? as u32;
         let leases = &mut self.sessions[slot as usize].leases;
         if let Some(k) = leases.iter().position(|l| l.pool == p) {
             let lease = leases.remove(k);
-            self.pools[p as usize].give_back(now, lease.units);
+            self.give_back(slot, p, lease.units);
             self.admission_pass()?;
         }
         Ok(())
@@ -379,7 +401,7 @@ impl World<'_> {
             return Ok(());
         };
         let lease = session.leases.remove(k);
-        self.pools[lease.pool as usize].give_back(self.now, lease.units);
+        self.give_back(slot, lease.pool, lease.units);
         self.admission_pass()?;
         Ok(())
     }
@@ -392,7 +414,8 @@ impl World<'_> {
         r: &CRef,
         e: &Expr,
     ) -> Result<Step, RunError> {
-        let Some((h, i)) = self.find_held(slot, r) else {
+        let p = self.member_in(slot, at, r, "pool")? as u32;
+        let Some((h, i)) = self.find_held(slot, p) else {
             let name = self.prog.pool_name(r.base);
             return Err(self.session_error(
                 slot,
@@ -410,7 +433,6 @@ impl World<'_> {
         if self.resume_grow(slot)? {
             return Ok(Step::Next);
         }
-        let p = self.sessions[slot as usize].holds[h].pools[i].pool;
         self.pools[p as usize].stalled.push_back(slot);
         self.waiting.insert(p as usize);
         Ok(Step::Stop)
@@ -446,7 +468,8 @@ impl World<'_> {
         r: &CRef,
         e: &Expr,
     ) -> Result<(), RunError> {
-        let Some((h, i)) = self.find_held(slot, r) else {
+        let p = self.member_in(slot, at, r, "pool")? as u32;
+        let Some((h, i)) = self.find_held(slot, p) else {
             let name = self.prog.pool_name(r.base);
             return Err(self.session_error(
                 slot,
@@ -473,28 +496,25 @@ impl World<'_> {
         Ok(())
     }
 
-    /// Ends session `slot`: its holds are returned innermost first, each
-    /// with its own admission pass, then its leases with one pass; then it
-    /// is counted and (under `closed`) replaced.
+    /// Ends session `slot`: its holds are returned innermost first, then
+    /// its leases; then it is counted and (under `closed`) replaced.
+    ///
+    /// Unlike a hold's end or a `release`, a session's end runs no admission
+    /// pass of its own: its waiters are admitted by the settle's next pass,
+    /// after the sessions already ready (and a `closed` replacement) ran, in
+    /// pool declaration order. Measured on pyserq 0.1.0: a session ready
+    /// behind one that `end`s inside a hold, ends holding a lease, or is
+    /// rejected still sees the freed pool's waiter queued.
     pub fn end_session(&mut self, slot: u32) -> Result<(), RunError> {
-        let now = self.now;
         self.sessions[slot as usize].frames.clear();
         while let Some(hold) = self.sessions[slot as usize].holds.pop() {
-            let mut returned = false;
             for h in hold.pools.iter().filter(|h| !h.released) {
-                self.pools[h.pool as usize].give_back(now, h.units);
-                returned = true;
-            }
-            if returned {
-                self.admission_pass()?;
+                self.give_back(slot, h.pool, h.units);
             }
         }
         let mut leases = std::mem::take(&mut self.sessions[slot as usize].leases);
-        if !leases.is_empty() {
-            for lease in leases.drain(..) {
-                self.pools[lease.pool as usize].give_back(now, lease.units);
-            }
-            self.admission_pass()?;
+        for lease in leases.drain(..) {
+            self.give_back(slot, lease.pool, lease.units);
         }
         self.sessions[slot as usize].leases = leases;
         self.retire_session(slot)

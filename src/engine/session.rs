@@ -59,7 +59,7 @@ pub struct HoldFrame {
     /// The hold statement (block, index).
     pub at: (usize, usize),
     /// Its pools.
-    pub pools: SmallVec<[Held; 2]>,
+    pub pools: SmallVec<[Held; 4]>,
 }
 
 /// A lease: an allocation that outlived its hold.
@@ -84,7 +84,7 @@ pub enum Wait {
         /// The hold statement.
         at: (usize, usize),
         /// The pool members, in the hold's order.
-        pools: SmallVec<[u32; 2]>,
+        pools: SmallVec<[u32; 4]>,
         /// When it joined the queue.
         joined: f64,
     },
@@ -112,6 +112,8 @@ pub struct Session {
     pub holds: Vec<HoldFrame>,
     /// Leases, oldest first.
     pub leases: Vec<Lease>,
+    /// Allocations counted in each pool's `holders`: (pool, count).
+    pub holdings: SmallVec<[(u32, u32); 4]>,
     /// What it waits for.
     pub wait: Wait,
     /// Its statements' draws.
@@ -133,6 +135,7 @@ impl Session {
             frames: Vec::new(),
             holds: Vec::new(),
             leases: Vec::new(),
+            holdings: SmallVec::new(),
             wait: Wait::None,
             rng: Stream::new(prog.seed, Purpose::Session(serial)),
             steps: 0,
@@ -158,6 +161,7 @@ impl Session {
         });
         self.holds.clear();
         self.leases.clear();
+        self.holdings.clear();
         self.wait = Wait::None;
         self.rng.reset(prog.seed, Purpose::Session(serial));
         self.steps = 0;
@@ -197,20 +201,32 @@ impl World<'_> {
         }
     }
 
-    /// Evaluates `e` in session `slot` (its attributes and stream).
-    pub fn eval_in(&mut self, slot: u32, at: (usize, usize), e: &Expr) -> Result<f64, RunError> {
+    /// Runs `f` with what session `slot` may read: its attributes, and
+    /// `stream` (its own stream when `None`); failures become errors at `at`.
+    fn in_session<T>(
+        &mut self,
+        slot: u32,
+        at: (usize, usize),
+        stream: Option<&mut Stream>,
+        f: impl FnOnce(&mut Cx<'_>) -> Result<T, String>,
+    ) -> Result<T, RunError> {
         let session = &mut self.sessions[slot as usize];
         let mut cx = Cx {
             now: self.now,
             present: f64::NAN,
             attrs: &session.attrs,
-            rng: &mut session.rng,
+            rng: stream.unwrap_or(&mut session.rng),
             first: &mut self.first_draws,
             stages: &self.stages,
             pools: &self.pools,
             flows: &self.flows,
         };
-        eval(e, &mut cx).map_err(|m| self.session_error(slot, at, m))
+        f(&mut cx).map_err(|m| self.session_error(slot, at, m))
+    }
+
+    /// Evaluates `e` in session `slot` (its attributes and stream).
+    pub fn eval_in(&mut self, slot: u32, at: (usize, usize), e: &Expr) -> Result<f64, RunError> {
+        self.in_session(slot, at, None, |cx| eval(e, cx))
     }
 
     /// The member a reference names, in session `slot`.
@@ -221,18 +237,7 @@ impl World<'_> {
         r: &ir::CRef,
         what: &str,
     ) -> Result<usize, RunError> {
-        let session = &mut self.sessions[slot as usize];
-        let mut cx = Cx {
-            now: self.now,
-            present: f64::NAN,
-            attrs: &session.attrs,
-            rng: &mut session.rng,
-            first: &mut self.first_draws,
-            stages: &self.stages,
-            pools: &self.pools,
-            flows: &self.flows,
-        };
-        member(r, &mut cx, what).map_err(|m| self.session_error(slot, at, m))
+        self.in_session(slot, at, None, |cx| member(r, cx, what))
     }
 
     /// Runs the `init` (turn 0) or `turn` block of session `slot` with its
@@ -257,18 +262,7 @@ impl World<'_> {
                     ));
                 }
             };
-            let session = &mut self.sessions[slot as usize];
-            let mut cx = Cx {
-                now: self.now,
-                present: f64::NAN,
-                attrs: &session.attrs,
-                rng: &mut rng,
-                first: &mut self.first_draws,
-                stages: &self.stages,
-                pools: &self.pools,
-                flows: &self.flows,
-            };
-            let v = eval(e, &mut cx).map_err(|m| self.session_error(slot, (block, i), m))?;
+            let v = self.in_session(slot, (block, i), Some(&mut rng), |cx| eval(e, cx))?;
             if let Stmt::Set(..) = stmt {
                 self.set_attr(slot, (block, i), target, v)?;
             } else {
@@ -443,7 +437,11 @@ impl World<'_> {
         let w = self.eval_in(slot, at, work)?;
         let w = check_amount("the run's work", w).map_err(|m| self.session_error(slot, at, m))?;
         if w == 0.0 {
-            return Ok(Step::Next);
+            // No job and no event, but the session yields: it goes to the
+            // back of the ready queue, as in pyserq 0.1.0 (a session ready
+            // behind it reaches a shared fifo first).
+            self.ready.push_back(slot);
+            return Ok(Step::Stop);
         }
         if held.len() > 1 || self.stages[first].is_shared() {
             if let Some(s) = held.iter().find(|&&s| !self.stages[s as usize].is_shared()) {

@@ -12,7 +12,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use super::events::{EventKind, EventQueue};
 use super::flows::FlowSystem;
-use super::stats::TimeAvg;
+use super::stats::{RunningMean, TimeAvg};
 use crate::ir::{Expr, StageKind};
 
 /// A job at a delay or fifo stage.
@@ -87,7 +87,13 @@ impl Slots {
         job
     }
     fn remaining(&self, now: f64) -> f64 {
-        self.jobs.iter().flatten().map(|j| j.end - now).sum()
+        // work − elapsed, as the reference sums it (not end − now: they
+        // differ in the last bits).
+        self.jobs
+            .iter()
+            .flatten()
+            .map(|j| j.work - (now - j.started))
+            .sum()
     }
     fn len(&self) -> usize {
         self.jobs.len() - self.free.len()
@@ -158,10 +164,10 @@ pub struct StageState {
     pub util: TimeAvg,
     /// Jobs finishing at t >= warmup.
     pub completed: u64,
-    /// Σ (service start − arrival) over those jobs.
-    pub wait_sum: f64,
-    /// Σ (finish − service start) over those jobs.
-    pub service_sum: f64,
+    /// Service start − arrival over those jobs.
+    pub wait: RunningMean,
+    /// Finish − service start over those jobs.
+    pub service_time: RunningMean,
     warmup: f64,
 }
 
@@ -193,8 +199,8 @@ impl StageState {
             number: TimeAvg::new(warmup),
             util: TimeAvg::new(warmup),
             completed: 0,
-            wait_sum: 0.0,
-            service_sum: 0.0,
+            wait: RunningMean::default(),
+            service_time: RunningMean::default(),
             warmup,
         }
     }
@@ -301,8 +307,8 @@ impl StageState {
     pub fn record(&mut self, now: f64, arrived: f64, started: f64) {
         if now >= self.warmup {
             self.completed += 1;
-            self.wait_sum += started - arrived;
-            self.service_sum += now - started;
+            self.wait.push(started - arrived);
+            self.service_time.push(now - started);
         }
     }
 
@@ -315,8 +321,14 @@ impl StageState {
         if generation != ps.generation {
             return None;
         }
+        // Virtual time moves with the clock, but at least to the leaving
+        // job's tag: rounding never leaves it a sliver of work (this
+        // reproduces the reference's event times to the last bit).
         ps.advance(now);
         let job = ps.jobs.pop()?;
+        if job.tag > ps.v {
+            ps.v = job.tag;
+        }
         self.count(now, -1.0);
         self.record(now, job.arrived, job.arrived);
         Some(job.session)

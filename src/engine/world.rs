@@ -213,12 +213,12 @@ impl<'p> World<'p> {
             self.now = prog.horizon;
             return Err(if self.open_arrivals < limit {
                 self.error(format!(
-                    "horizon {} reached before requested arrivals: got {}, requested {limit}",
+                    "run: horizon {} reached before requested arrivals: got {}, requested {limit}",
                     prog.horizon, self.open_arrivals
                 ))
             } else {
                 self.error(format!(
-                    "failed to drain {} active sessions within horizon {}",
+                    "run: failed to drain {} active sessions within horizon {}",
                     self.live_count, prog.horizon
                 ))
             });
@@ -232,7 +232,7 @@ impl<'p> World<'p> {
 
     fn drained_too_early(&self) -> RunError {
         self.error(format!(
-            "arrivals drained at {} before or at warmup {}; no measurement interval",
+            "run: arrivals drained at {} before or at warmup {}; no measurement interval",
             self.now, self.prog.warmup
         ))
     }
@@ -465,35 +465,21 @@ impl<'p> World<'p> {
     fn report(&self, end: f64) -> Report {
         let prog = self.prog;
         let span = end - prog.warmup;
-        let member = |names: &[&str], i: usize| -> Option<usize> {
-            let name = names[i];
-            let first = (0..=i)
-                .rev()
-                .take_while(|&j| names[j] == name)
-                .last()
-                .unwrap_or(i);
-            let last = (i..names.len())
-                .take_while(|&j| names[j] == name)
-                .last()
-                .unwrap_or(i);
-            (last > first).then_some(i - first)
-        };
-        let stage_names: Vec<&str> = prog.stages.iter().map(|s| s.name.as_str()).collect();
-        let pool_names: Vec<&str> = prog.pools.iter().map(|p| p.name.as_str()).collect();
-        let mean_of = |sum: f64, n: u64| (n > 0).then(|| sum / n as f64);
+        let stage_members = members(prog.stages.iter().map(|s| s.name.as_str()));
+        let pool_members = members(prog.pools.iter().map(|p| p.name.as_str()));
         let stages = self
             .stages
             .iter()
             .enumerate()
             .map(|(i, s)| StageRow {
                 name: prog.stages[i].name.clone(),
-                member: member(&stage_names, i),
+                member: stage_members[i],
                 mean_number: s.number.mean(end),
                 utilization: Some(s.util.mean(end)).filter(|u| !u.is_nan()),
                 completed: s.completed,
                 throughput: s.completed as f64 / span,
-                mean_wait: mean_of(s.wait_sum, s.completed),
-                mean_service: mean_of(s.service_sum, s.completed),
+                mean_wait: s.wait.mean(),
+                mean_service: s.service_time.mean(),
                 iterations: 0,
             })
             .collect();
@@ -503,12 +489,12 @@ impl<'p> World<'p> {
             .enumerate()
             .map(|(i, p)| PoolRow {
                 name: prog.pools[i].name.clone(),
-                member: member(&pool_names, i),
+                member: pool_members[i],
                 mean_used: p.used_avg.mean(end),
                 mean_cached: 0.0,
                 mean_queue: p.queue_avg.mean(end),
                 mean_holders: p.holders_avg.mean(end),
-                mean_wait: mean_of(p.wait_sum, p.waits),
+                mean_wait: p.wait.mean(),
                 admissions: p.admissions,
                 evicted_entries: 0,
                 evicted_units: 0.0,
@@ -541,5 +527,41 @@ impl<'p> World<'p> {
             stages,
             pools,
         }
+    }
+}
+
+/// Each entry's index in its family (a run of equal names, as the IR
+/// flattens `x[N]`), or `None` in a family of one.
+fn members<'n>(names: impl Iterator<Item = &'n str>) -> Vec<Option<usize>> {
+    let names: Vec<&str> = names.collect();
+    let mut out = vec![None; names.len()];
+    let mut start = 0;
+    while start < names.len() {
+        let end = start
+            + names[start..]
+                .iter()
+                .take_while(|&&n| n == names[start])
+                .count();
+        if end - start > 1 {
+            for (k, slot) in out[start..end].iter_mut().enumerate() {
+                *slot = Some(k);
+            }
+        }
+        start = end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::members;
+
+    #[test]
+    fn families_are_runs_of_equal_names() {
+        let got = members(["a", "x", "x", "x", "b", "y", "y"].into_iter());
+        assert_eq!(
+            got,
+            [None, Some(0), Some(1), Some(2), None, Some(0), Some(1)]
+        );
     }
 }
