@@ -9,7 +9,7 @@ use super::flows::FlowSystem;
 use super::pools::PoolState;
 use super::rng::{FirstDraws, Stream};
 use super::stages::StageState;
-use crate::ir::{Arg, BinOp, CRef, Ctx, Dist, Expr, Fun, UnOp};
+use crate::ir::{Arg, BinOp, CRef, Ctx, Dist, Expr, Fun, truth};
 
 /// What an expression may read where it is evaluated.
 pub struct Cx<'a> {
@@ -64,10 +64,6 @@ fn truthy(x: f64) -> bool {
     x != 0.0
 }
 
-fn bool01(b: bool) -> f64 {
-    if b { 1.0 } else { 0.0 }
-}
-
 /// Evaluates an expression.
 pub fn eval(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, String> {
     Ok(match e {
@@ -80,32 +76,10 @@ pub fn eval(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, String> {
         Expr::Ctx(Ctx::N) => cx.present,
         Expr::Sample(dist, args) => sample(*dist, args, cx)?,
         Expr::Call(fun, args) => call(*fun, args, cx)?,
-        Expr::Unary(op, a) => {
-            let a = eval(a, cx)?;
-            match op {
-                UnOp::Neg => -a,
-                UnOp::Not => bool01(a == 0.0),
-            }
-        }
-        Expr::Binary(BinOp::And, a, b) => bool01(truthy(eval(a, cx)?) && truthy(eval(b, cx)?)),
-        Expr::Binary(BinOp::Or, a, b) => bool01(truthy(eval(a, cx)?) || truthy(eval(b, cx)?)),
-        Expr::Binary(op, a, b) => {
-            let (a, b) = (eval(a, cx)?, eval(b, cx)?);
-            match op {
-                BinOp::Add => a + b,
-                BinOp::Sub => a - b,
-                BinOp::Mul => a * b,
-                BinOp::Div => a / b,
-                BinOp::Pow => a.powf(b),
-                BinOp::Lt => bool01(a < b),
-                BinOp::Le => bool01(a <= b),
-                BinOp::Gt => bool01(a > b),
-                BinOp::Ge => bool01(a >= b),
-                BinOp::Eq => bool01(a == b),
-                BinOp::Ne => bool01(a != b),
-                BinOp::And | BinOp::Or => unreachable!("short-circuit operators are matched above"),
-            }
-        }
+        Expr::Unary(op, a) => op.apply(eval(a, cx)?),
+        Expr::Binary(BinOp::And, a, b) => truth(truthy(eval(a, cx)?) && truthy(eval(b, cx)?)),
+        Expr::Binary(BinOp::Or, a, b) => truth(truthy(eval(a, cx)?) || truthy(eval(b, cx)?)),
+        Expr::Binary(op, a, b) => op.apply(eval(a, cx)?, eval(b, cx)?),
         Expr::Cond(c, a, b) => {
             if truthy(eval(c, cx)?) {
                 eval(a, cx)?
@@ -131,24 +105,20 @@ fn call(fun: Fun, args: &[Arg], cx: &mut Cx<'_>) -> Result<f64, String> {
     let x =
         |cx: &mut Cx<'_>, i: usize| -> Result<f64, String> { eval(arg_expr(args, i, fun)?, cx) };
     Ok(match fun {
-        Fun::Min => {
+        Fun::Min
+        | Fun::Max
+        | Fun::Pow
+        | Fun::Abs
+        | Fun::Floor
+        | Fun::Ceil
+        | Fun::Sqrt
+        | Fun::Exp
+        | Fun::Ln => {
+            // Arguments left to right: a draw in the first comes first.
             let a = x(cx, 0)?;
-            a.min(x(cx, 1)?)
+            let b = if args.len() > 1 { x(cx, 1)? } else { f64::NAN };
+            fun.apply_pure(a, b).unwrap_or(f64::NAN)
         }
-        Fun::Max => {
-            let a = x(cx, 0)?;
-            a.max(x(cx, 1)?)
-        }
-        Fun::Pow => {
-            let a = x(cx, 0)?;
-            a.powf(x(cx, 1)?)
-        }
-        Fun::Abs => x(cx, 0)?.abs(),
-        Fun::Floor => x(cx, 0)?.floor(),
-        Fun::Ceil => x(cx, 0)?.ceil(),
-        Fun::Sqrt => x(cx, 0)?.sqrt(),
-        Fun::Exp => x(cx, 0)?.exp(),
-        Fun::Ln => x(cx, 0)?.ln(),
         Fun::Queue | Fun::Busy | Fun::Work => {
             let Some(Arg::Stage(r)) = args.first() else {
                 return Err(format!("`{}` needs a stage", fun.name()));
@@ -252,7 +222,7 @@ fn sample(dist: Dist, args: &[Expr], cx: &mut Cx<'_>) -> Result<f64, String> {
             if !(0.0..=1.0).contains(&q) {
                 return Err(parameter_error(dist, "p (in [0, 1])", q));
             }
-            bool01(cx.uniform() < q)
+            truth(cx.uniform() < q)
         }
     })
 }

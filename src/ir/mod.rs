@@ -6,11 +6,13 @@
 //! linker's output. The JSON shape is documented in docs/ir.md; its
 //! `"version"` is [`IR_VERSION`].
 
+mod ops;
 mod real;
 mod validate;
 
 use serde::{Deserialize, Serialize};
 
+pub use ops::truth;
 pub use validate::IrError;
 
 /// The IR version this crate writes and reads. Version 8 added `Run::also`

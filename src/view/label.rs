@@ -57,24 +57,6 @@ fn precedence(op: BinOp) -> u8 {
     }
 }
 
-fn symbol(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::Pow => "^",
-        BinOp::Lt => "<",
-        BinOp::Le => "<=",
-        BinOp::Gt => ">",
-        BinOp::Ge => ">=",
-        BinOp::Eq => "==",
-        BinOp::Ne => "!=",
-        BinOp::And => "&&",
-        BinOp::Or => "||",
-    }
-}
-
 /// Writes `e`, parenthesised when it binds looser than `outer` requires.
 fn write_expr(program: &Program, e: &Expr, outer: u8, out: &mut String) {
     match e {
@@ -116,7 +98,7 @@ fn write_expr(program: &Program, e: &Expr, outer: u8, out: &mut String) {
             };
             write_expr(program, a, left, out);
             out.push(' ');
-            out.push_str(symbol(*op));
+            out.push_str(op.symbol());
             out.push(' ');
             write_expr(program, b, right, out);
             if open {

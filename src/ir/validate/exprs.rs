@@ -3,7 +3,7 @@
 //!
 //! Architecture invariant: pure functions of the IR; no rule is decided here.
 
-use super::super::{Arg, BinOp, CRef, Ctx, Expr, Fun, Program, UnOp};
+use super::super::{Arg, CRef, Ctx, Expr, Program, UnOp};
 
 impl Expr {
     /// The value of an expression that reads nothing a run provides (no
@@ -21,46 +21,10 @@ impl Expr {
                     }
                 }
                 let x = |i: usize| xs.get(i).copied().unwrap_or(f64::NAN);
-                match f {
-                    Fun::Min => x(0).min(x(1)),
-                    Fun::Max => x(0).max(x(1)),
-                    Fun::Abs => x(0).abs(),
-                    Fun::Floor => x(0).floor(),
-                    Fun::Ceil => x(0).ceil(),
-                    Fun::Sqrt => x(0).sqrt(),
-                    Fun::Exp => x(0).exp(),
-                    Fun::Ln => x(0).ln(),
-                    Fun::Pow => x(0).powf(x(1)),
-                    _ => return None,
-                }
+                f.apply_pure(x(0), x(1))?
             }
-            Expr::Unary(op, a) => {
-                let a = a.constant_value()?;
-                match op {
-                    UnOp::Neg => -a,
-                    UnOp::Not => f64::from(u8::from(a == 0.0)),
-                }
-            }
-            Expr::Binary(op, a, b) => {
-                let a = a.constant_value()?;
-                let b = b.constant_value()?;
-                let truth = |t: bool| f64::from(u8::from(t));
-                match op {
-                    BinOp::Add => a + b,
-                    BinOp::Sub => a - b,
-                    BinOp::Mul => a * b,
-                    BinOp::Div => a / b,
-                    BinOp::Pow => a.powf(b),
-                    BinOp::Lt => truth(a < b),
-                    BinOp::Le => truth(a <= b),
-                    BinOp::Gt => truth(a > b),
-                    BinOp::Ge => truth(a >= b),
-                    BinOp::Eq => truth(a == b),
-                    BinOp::Ne => truth(a != b),
-                    BinOp::And => truth(a != 0.0 && b != 0.0),
-                    BinOp::Or => truth(a != 0.0 || b != 0.0),
-                }
-            }
+            Expr::Unary(op, a) => op.apply(a.constant_value()?),
+            Expr::Binary(op, a, b) => op.apply(a.constant_value()?, b.constant_value()?),
             Expr::Cond(c, a, b) => {
                 if c.constant_value()? != 0.0 {
                     a.constant_value()?
@@ -189,21 +153,7 @@ pub(super) fn expr_text(p: &Program, e: &Expr) -> String {
         Expr::Unary(UnOp::Neg, a) => format!("-{}", expr_text(p, a)),
         Expr::Unary(UnOp::Not, a) => format!("!{}", expr_text(p, a)),
         Expr::Binary(op, a, b) => {
-            let op = match op {
-                BinOp::Add => "+",
-                BinOp::Sub => "-",
-                BinOp::Mul => "*",
-                BinOp::Div => "/",
-                BinOp::Pow => "^",
-                BinOp::Lt => "<",
-                BinOp::Le => "<=",
-                BinOp::Gt => ">",
-                BinOp::Ge => ">=",
-                BinOp::Eq => "==",
-                BinOp::Ne => "!=",
-                BinOp::And => "&&",
-                BinOp::Or => "||",
-            };
+            let op = op.symbol();
             format!("({} {op} {})", expr_text(p, a), expr_text(p, b))
         }
         Expr::Cond(c, a, b) => format!(
