@@ -5,8 +5,8 @@
 //! Architecture invariant: pure functions over strings; no tables of the
 //! program being linked live here.
 
-use crate::syntax::Diagnostic;
 use crate::syntax::ast::Span;
+use crate::syntax::{Diagnostic, KEYWORDS};
 
 /// Words retired from the language, with what replaced them.
 const RETIRED: [(&str, &str); 5] = [
@@ -17,37 +17,23 @@ const RETIRED: [(&str, &str); 5] = [
     ("where", "`where` is now `at admission`"),
 ];
 
-/// Every keyword of the grammar, `fits`, every function and observable name
-/// and `bernoulli`: words a `def` parameter may not be.
-const LANGUAGE_WORDS: &[&str] = &[
-    "let",
-    "def",
-    "pool",
-    "stage",
-    "share",
-    "maxmin",
-    "bottleneck",
-    "workload",
-    "session",
+/// Words of the language besides the lexer's [`KEYWORDS`]: the Tier-2
+/// keywords (the serving vocabulary, refused by the parser as not supported
+/// yet), `fits`, every function and observable name, and `bernoulli`. A
+/// `def` parameter may be none of these nor a keyword.
+const MORE_WORDS: &[&str] = &[
     "server",
-    "run",
     "use",
-    "cap",
     "block",
     "evict",
     "lru",
-    "by",
     "preempt",
-    "none",
     "lifo",
     "queue",
-    "fifo",
     "admit",
     "via",
     "spill",
     "when",
-    "delay",
-    "ps",
     "step",
     "budget",
     "cost",
@@ -59,47 +45,17 @@ const LANGUAGE_WORDS: &[&str] = &[
     "first",
     "exclusive",
     "prefill",
-    "arrive",
-    "init",
-    "turn",
     "hidden",
     "trace",
     "ordered",
-    "poisson",
-    "renewal",
-    "closed",
-    "batch",
-    "horizon",
-    "warmup",
-    "seed",
-    "arrivals",
-    "set",
-    "observe",
-    "end",
     "request",
-    "hold",
     "reuse",
     "at",
     "cache",
-    "lease",
-    "grow",
-    "load",
-    "release",
     "drop",
     "growing",
-    "branch",
-    "with",
-    "else",
-    "loop",
-    "choose",
-    "in",
     "tool",
-    "transfer",
-    "on",
-    "from",
-    "to",
     "fits",
-    "reserve",
     "min",
     "max",
     "abs",
@@ -113,11 +69,6 @@ const LANGUAGE_WORDS: &[&str] = &[
     "work",
     "used",
     "free",
-];
-
-/// Function and observable names that are words of the language besides
-/// the keywords above.
-const MORE_WORDS: &[&str] = &[
     "holders",
     "queued",
     "cachedin",
@@ -128,7 +79,6 @@ const MORE_WORDS: &[&str] = &[
     "est_rho",
     "est_wait",
     "bernoulli",
-    "tool",
 ];
 
 /// Tier-2 context variables with the place each exists in.
@@ -176,7 +126,7 @@ pub const TIER2_FUNCTIONS: &[&str] = &[
 
 /// Whether `name` is a word of the language (a `def` parameter may not be one).
 pub fn is_language_word(name: &str) -> bool {
-    LANGUAGE_WORDS.contains(&name) || MORE_WORDS.contains(&name)
+    KEYWORDS.contains(&name) || MORE_WORDS.contains(&name)
 }
 
 /// The refusal of a retired word used as a name, if `name` is one.
@@ -288,5 +238,10 @@ mod tests {
         assert!(is_language_word("queued"));
         assert!(!is_language_word("uniform"));
         assert!(!is_language_word("now"));
+    }
+
+    #[test]
+    fn every_keyword_is_a_language_word() {
+        assert!(KEYWORDS.iter().all(|w| is_language_word(w)));
     }
 }
