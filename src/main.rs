@@ -6,7 +6,7 @@
 //! does goes through the library's public API.
 
 use clap::{Args, Parser, Subcommand};
-use serq::syntax::{Diagnostic, ast::Span, diagnostic::render};
+use serq::syntax::{Diagnostic, ast::Span, diagnostic::render, lexer::is_word};
 use serq::{Overrides, Program, RunError};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -220,12 +220,7 @@ fn parse_set(pair: &str) -> Result<(String, f64), String> {
         return Err(format!("expected NAME=VALUE (e.g. NP=500), found `{pair}`"));
     };
     let name = name.trim();
-    let is_name = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
-    if !is_name {
+    if !is_word(name) {
         return Err(format!("`{name}` is not a constant's name (in `{pair}`)"));
     }
     match value.trim().parse::<f64>() {

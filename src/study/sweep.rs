@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use super::replicate::{Replicated, ReplicationError, run_replication};
 use crate::report::Report;
 use crate::syntax::Diagnostic;
+use crate::syntax::lexer::is_word;
 use crate::{Overrides, Program};
 
 /// The most points one axis may have (a typo like `0:1e6:1` is refused
@@ -70,12 +71,7 @@ impl Axis {
             ));
         };
         let name = name.trim();
-        let is_name = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_alphanumeric() || c == '_');
-        if !is_name {
+        if !is_word(name) {
             return Err(format!("`{name}` is not a constant's name (in `{text}`)"));
         }
         let number = |s: &str| -> Result<f64, String> {

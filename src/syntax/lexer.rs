@@ -172,6 +172,29 @@ impl TokenKind {
     }
 }
 
+/// Whether a word may start with `c`: `_` or a letter (any script).
+fn starts_word(c: char) -> bool {
+    c == '_' || c.is_alphabetic()
+}
+
+/// Whether `c` may follow the first character of a word.
+fn continues_word(c: char) -> bool {
+    c == '_' || c.is_alphanumeric()
+}
+
+/// Whether `text` lexes as exactly one word (a name or a keyword), for
+/// names given outside a program, such as `--set NAME=VALUE`.
+///
+/// ```
+/// use serq::syntax::lexer::is_word;
+/// assert!(is_word("ND") && is_word("_x1") && is_word("débit"));
+/// assert!(!is_word("") && !is_word("1x") && !is_word("a-b"));
+/// ```
+pub fn is_word(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(starts_word) && chars.all(continues_word)
+}
+
 /// A token and where it is written.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Token {
@@ -400,7 +423,7 @@ impl Lexer<'_> {
         // `start` is a char boundary: the lexer only ever advances by whole
         // ASCII bytes or whole chars.
         let c = self.src[start..].chars().next().unwrap_or('\u{fffd}');
-        if c.is_alphabetic() {
+        if starts_word(c) {
             self.word(start);
         } else {
             self.unexpected(start, c.len_utf8());
@@ -411,7 +434,7 @@ impl Lexer<'_> {
         let rest = &self.src[start..];
         let len = rest
             .char_indices()
-            .find(|&(_, c)| !(c == '_' || c.is_alphanumeric()))
+            .find(|&(_, c)| !continues_word(c))
             .map_or(rest.len(), |(i, _)| i);
         self.pos = start + len;
         self.push(TokenKind::Ident(rest[..len].to_string()), start);
