@@ -294,95 +294,14 @@ impl Defs {
         self.enter(span, diags)
     }
 
+    /// Expands the uses in a statement that is not itself a use (those are
+    /// spliced by [`Defs::expand_stmts`]).
     fn expand_stmt(&self, s: &Stmt, diags: &mut Vec<Diagnostic>) -> Stmt {
-        let mut e = |x: &Expr| self.expand_expr(x, diags);
-        let kind = match &s.kind {
-            StmtKind::Set { name, value } => StmtKind::Set {
-                name: name.clone(),
-                value: e(value),
-            },
-            StmtKind::Observe { name, value } => StmtKind::Observe {
-                name: name.clone(),
-                value: e(value),
-            },
-            StmtKind::Turn => StmtKind::Turn,
-            StmtKind::End => StmtKind::End,
-            StmtKind::Hold { pools, body, lease } => {
-                let pools = pools
-                    .iter()
-                    .map(|h| HoldPool {
-                        pool: self.expand_ref(&h.pool, diags),
-                        units: self.expand_expr(&h.units, diags),
-                        reserve: h.reserve.as_ref().map(|r| self.expand_expr(r, diags)),
-                    })
-                    .collect();
-                let lease = lease
-                    .as_ref()
-                    .map(|(r, t)| (self.expand_ref(r, diags), self.expand_expr(t, diags)));
-                StmtKind::Hold {
-                    pools,
-                    body: self.expand_block(body, diags),
-                    lease,
-                }
-            }
-            StmtKind::Grow { pool, amount } => StmtKind::Grow {
-                pool: self.expand_ref(pool, diags),
-                amount: self.expand_expr(amount, diags),
-            },
-            StmtKind::Load { pool, amount } => StmtKind::Load {
-                pool: self.expand_ref(pool, diags),
-                amount: self.expand_expr(amount, diags),
-            },
-            StmtKind::Release { pool } => StmtKind::Release {
-                pool: self.expand_ref(pool, diags),
-            },
-            StmtKind::Run { stages, work } => StmtKind::Run {
-                stages: stages.iter().map(|r| self.expand_ref(r, diags)).collect(),
-                work: self.expand_expr(work, diags),
-            },
-            StmtKind::Branch {
-                guard,
-                with,
-                then,
-                otherwise,
-            } => StmtKind::Branch {
-                guard: self.expand_expr(guard, diags),
-                with: *with,
-                then: self.expand_block(then, diags),
-                otherwise: otherwise.as_ref().map(|b| self.expand_block(b, diags)),
-            },
-            StmtKind::Loop { body } => StmtKind::Loop {
-                body: self.expand_block(body, diags),
-            },
-            StmtKind::Choose { var, count, keys } => StmtKind::Choose {
-                var: var.clone(),
-                count: self.expand_expr(count, diags),
-                keys: keys.iter().map(|k| self.expand_expr(k, diags)).collect(),
-            },
-            StmtKind::Call { .. } => unreachable!("statement uses are spliced by expand_stmts"),
-            StmtKind::Transfer {
-                target,
-                work,
-                from,
-                to,
-                amount,
-            } => StmtKind::Transfer {
-                target: match target {
-                    TransferTarget::Role => TransferTarget::Role,
-                    TransferTarget::Indexed(i) => {
-                        TransferTarget::Indexed(self.expand_expr(i, diags))
-                    }
-                    TransferTarget::On(rs) => {
-                        TransferTarget::On(rs.iter().map(|r| self.expand_ref(r, diags)).collect())
-                    }
-                },
-                work: self.expand_expr(work, diags),
-                from: self.expand_ref(from, diags),
-                to: self.expand_ref(to, diags),
-                amount: self.expand_expr(amount, diags),
-            },
-        };
-        Stmt { kind, span: s.span }
+        debug_assert!(
+            !matches!(s.kind, StmtKind::Call { .. }),
+            "statement uses are spliced by expand_stmts"
+        );
+        rewrite_stmt(s, &mut Expansion { defs: self, diags })
     }
 
     fn expand_ref(&self, r: &Ref, diags: &mut Vec<Diagnostic>) -> Ref {
@@ -749,51 +668,103 @@ fn subst_ref(r: &Ref, map: &Subst) -> Ref {
     out
 }
 
-fn subst_block(b: &Block, map: &Subst) -> Block {
-    Block {
-        stmts: b.stmts.iter().map(|s| subst_stmt(s, map)).collect(),
-        span: b.span,
+/// The substitution of a use's arguments for its parameters.
+struct Substitution<'m, 'a>(&'m Subst<'a>);
+
+impl Rewrite for Substitution<'_, '_> {
+    fn expr(&mut self, e: &Expr) -> Expr {
+        subst_expr(e, self.0)
+    }
+
+    fn reference(&mut self, r: &Ref) -> Ref {
+        subst_ref(r, self.0)
+    }
+
+    fn block(&mut self, b: &Block) -> Block {
+        Block {
+            stmts: b.stmts.iter().map(|s| subst_stmt(s, self.0)).collect(),
+            span: b.span,
+        }
     }
 }
 
 fn subst_stmt(s: &Stmt, map: &Subst) -> Stmt {
-    let e = |x: &Expr| subst_expr(x, map);
-    let r = |x: &Ref| subst_ref(x, map);
+    rewrite_stmt(s, &mut Substitution(map))
+}
+
+/// What a rewrite of a statement does to each of its parts; the shape of
+/// the statement is [`rewrite_stmt`]'s.
+trait Rewrite {
+    fn expr(&mut self, e: &Expr) -> Expr;
+    fn reference(&mut self, r: &Ref) -> Ref;
+    fn block(&mut self, b: &Block) -> Block;
+}
+
+/// The expansion of the uses in a statement's parts.
+struct Expansion<'d> {
+    defs: &'d Defs,
+    diags: &'d mut Vec<Diagnostic>,
+}
+
+impl Rewrite for Expansion<'_> {
+    fn expr(&mut self, e: &Expr) -> Expr {
+        self.defs.expand_expr(e, self.diags)
+    }
+
+    fn reference(&mut self, r: &Ref) -> Ref {
+        self.defs.expand_ref(r, self.diags)
+    }
+
+    fn block(&mut self, b: &Block) -> Block {
+        self.defs.expand_block(b, self.diags)
+    }
+}
+
+/// A statement of the same kind and span with each part rewritten. The
+/// parts are visited in the order they are written (a hold's pools, its
+/// lease, then its body), so an expansion reports in source order.
+fn rewrite_stmt(s: &Stmt, rw: &mut impl Rewrite) -> Stmt {
     let kind = match &s.kind {
         StmtKind::Set { name, value } => StmtKind::Set {
             name: name.clone(),
-            value: e(value),
+            value: rw.expr(value),
         },
         StmtKind::Observe { name, value } => StmtKind::Observe {
             name: name.clone(),
-            value: e(value),
+            value: rw.expr(value),
         },
         StmtKind::Turn => StmtKind::Turn,
         StmtKind::End => StmtKind::End,
-        StmtKind::Hold { pools, body, lease } => StmtKind::Hold {
-            pools: pools
+        StmtKind::Hold { pools, body, lease } => {
+            let pools = pools
                 .iter()
                 .map(|h| HoldPool {
-                    pool: r(&h.pool),
-                    units: e(&h.units),
-                    reserve: h.reserve.as_ref().map(e),
+                    pool: rw.reference(&h.pool),
+                    units: rw.expr(&h.units),
+                    reserve: h.reserve.as_ref().map(|r| rw.expr(r)),
                 })
-                .collect(),
-            body: subst_block(body, map),
-            lease: lease.as_ref().map(|(p, t)| (r(p), e(t))),
-        },
+                .collect();
+            let lease = lease.as_ref().map(|(p, t)| (rw.reference(p), rw.expr(t)));
+            StmtKind::Hold {
+                pools,
+                body: rw.block(body),
+                lease,
+            }
+        }
         StmtKind::Grow { pool, amount } => StmtKind::Grow {
-            pool: r(pool),
-            amount: e(amount),
+            pool: rw.reference(pool),
+            amount: rw.expr(amount),
         },
         StmtKind::Load { pool, amount } => StmtKind::Load {
-            pool: r(pool),
-            amount: e(amount),
+            pool: rw.reference(pool),
+            amount: rw.expr(amount),
         },
-        StmtKind::Release { pool } => StmtKind::Release { pool: r(pool) },
+        StmtKind::Release { pool } => StmtKind::Release {
+            pool: rw.reference(pool),
+        },
         StmtKind::Run { stages, work } => StmtKind::Run {
-            stages: stages.iter().map(r).collect(),
-            work: e(work),
+            stages: stages.iter().map(|r| rw.reference(r)).collect(),
+            work: rw.expr(work),
         },
         StmtKind::Branch {
             guard,
@@ -801,22 +772,22 @@ fn subst_stmt(s: &Stmt, map: &Subst) -> Stmt {
             then,
             otherwise,
         } => StmtKind::Branch {
-            guard: e(guard),
+            guard: rw.expr(guard),
             with: *with,
-            then: subst_block(then, map),
-            otherwise: otherwise.as_ref().map(|b| subst_block(b, map)),
+            then: rw.block(then),
+            otherwise: otherwise.as_ref().map(|b| rw.block(b)),
         },
         StmtKind::Loop { body } => StmtKind::Loop {
-            body: subst_block(body, map),
+            body: rw.block(body),
         },
         StmtKind::Choose { var, count, keys } => StmtKind::Choose {
             var: var.clone(),
-            count: e(count),
-            keys: keys.iter().map(e).collect(),
+            count: rw.expr(count),
+            keys: keys.iter().map(|k| rw.expr(k)).collect(),
         },
         StmtKind::Call { name, args } => StmtKind::Call {
             name: name.clone(),
-            args: args.iter().map(e).collect(),
+            args: args.iter().map(|a| rw.expr(a)).collect(),
         },
         StmtKind::Transfer {
             target,
@@ -827,13 +798,15 @@ fn subst_stmt(s: &Stmt, map: &Subst) -> Stmt {
         } => StmtKind::Transfer {
             target: match target {
                 TransferTarget::Role => TransferTarget::Role,
-                TransferTarget::Indexed(i) => TransferTarget::Indexed(e(i)),
-                TransferTarget::On(rs) => TransferTarget::On(rs.iter().map(r).collect()),
+                TransferTarget::Indexed(i) => TransferTarget::Indexed(rw.expr(i)),
+                TransferTarget::On(rs) => {
+                    TransferTarget::On(rs.iter().map(|r| rw.reference(r)).collect())
+                }
             },
-            work: e(work),
-            from: r(from),
-            to: r(to),
-            amount: e(amount),
+            work: rw.expr(work),
+            from: rw.reference(from),
+            to: rw.reference(to),
+            amount: rw.expr(amount),
         },
     };
     Stmt { kind, span: s.span }
