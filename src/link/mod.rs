@@ -7,10 +7,11 @@
 //! values a number field cannot hold), then runs the validator on its output
 //! and reports the validator's faults at the source span of the statement.
 //!
-//! Passes, in order: declarations ([`decls`]), `let` folding, `def`
-//! expansion ([`defs`]), attribute and observation slots, statements
-//! ([`stmts`], with expressions in [`exprs`]), the workload and the `run`
-//! block, then validation.
+//! Passes, in order: declarations (`decls`), `let` folding, `def`
+//! expansion (`defs`), attribute and observation slots, statements
+//! (`stmts`, with expressions in `exprs`), the workload and the `run`
+//! block, then validation. (The pass modules are private, so these are
+//! plain names rather than links: `cargo doc` would warn on a link.)
 
 mod decls;
 mod defs;
