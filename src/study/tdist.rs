@@ -28,42 +28,34 @@ fn ln_gamma(x: f64) -> f64 {
     0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
 }
 
-/// The continued fraction of the incomplete beta function (modified Lentz).
-fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
+/// Keeps a Lentz denominator away from zero (Numerical Recipes' FPMIN).
+fn nonzero(x: f64) -> f64 {
     const TINY: f64 = 1e-300;
+    if x.abs() < TINY { TINY } else { x }
+}
+
+/// One step of the modified Lentz method for the coefficient `aa`: updates
+/// `c` and `d` and returns the factor the fraction's value is multiplied by.
+fn lentz_step(aa: f64, c: &mut f64, d: &mut f64) -> f64 {
+    *d = 1.0 / nonzero(1.0 + aa * *d);
+    *c = nonzero(1.0 + aa / *c);
+    *d * *c
+}
+
+/// The continued fraction of the incomplete beta function (modified Lentz).
+/// Each iteration takes the fraction's even and odd coefficients.
+fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
     let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
     let mut c = 1.0;
-    let mut d = 1.0 - qab * x / qap;
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
+    let mut d = 1.0 / nonzero(1.0 - qab * x / qap);
     let mut h = d;
     for m in 1..=300 {
         let m = f64::from(m);
         let m2 = 2.0 * m;
-        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        h *= d * c;
-        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        let delta = d * c;
+        let even = m * (b - m) * x / ((qam + m2) * (a + m2));
+        h *= lentz_step(even, &mut c, &mut d);
+        let odd = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        let delta = lentz_step(odd, &mut c, &mut d);
         h *= delta;
         if (delta - 1.0).abs() < 1e-15 {
             break;
