@@ -62,6 +62,33 @@ fn check_field(
     }
 }
 
+/// Checks the report's stages or pools (`list`) against the expected
+/// report's list of the same name, member by member, once their counts
+/// agree (a count that differs is one error and nothing more is compared).
+fn each_member<T>(
+    errors: &mut Vec<String>,
+    list: &str,
+    expected_report: &Value,
+    actual: &[T],
+    mut check: impl FnMut(&mut Vec<String>, usize, &Value, &T),
+) {
+    let expected = expected_report[list]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if expected.len() != actual.len() {
+        errors.push(format!(
+            "expected {} {list}, got {}",
+            expected.len(),
+            actual.len()
+        ));
+        return;
+    }
+    for (i, (e, a)) in expected.iter().zip(actual).enumerate() {
+        check(errors, i, e, a);
+    }
+}
+
 fn check_deterministic(exp: &Value, report: &Report) -> Vec<String> {
     let mut errors = Vec::new();
     let r = &exp["report"];
@@ -101,47 +128,35 @@ fn check_deterministic(exp: &Value, report: &Report) -> Vec<String> {
             }
         }
     }
-    let stages = r["stages"].as_array().cloned().unwrap_or_default();
-    if stages.len() != report.stages.len() {
-        errors.push(format!(
-            "expected {} stages, got {}",
-            stages.len(),
-            report.stages.len()
-        ));
-    } else {
-        for (i, (e, a)) in stages.iter().zip(&report.stages).enumerate() {
+    each_member(
+        &mut errors,
+        "stages",
+        r,
+        &report.stages,
+        |errors, i, e, a| {
             let w = format!("stage[{i}] {}", a.name);
             if e["name"] != a.name.as_str() {
                 errors.push(format!("{w}: expected name {}", e["name"]));
             }
-            check_field(&mut errors, &w, "completed", e, Some(a.completed as f64));
-            check_field(&mut errors, &w, "mean_number", e, Some(a.mean_number));
-            check_field(&mut errors, &w, "utilization", e, a.utilization);
-            check_field(&mut errors, &w, "throughput", e, Some(a.throughput));
-            check_field(&mut errors, &w, "mean_service", e, a.mean_service);
-            check_field(&mut errors, &w, "mean_wait", e, a.mean_wait);
+            check_field(errors, &w, "completed", e, Some(a.completed as f64));
+            check_field(errors, &w, "mean_number", e, Some(a.mean_number));
+            check_field(errors, &w, "utilization", e, a.utilization);
+            check_field(errors, &w, "throughput", e, Some(a.throughput));
+            check_field(errors, &w, "mean_service", e, a.mean_service);
+            check_field(errors, &w, "mean_wait", e, a.mean_wait);
+        },
+    );
+    each_member(&mut errors, "pools", r, &report.pools, |errors, i, e, a| {
+        let w = format!("pool[{i}] {}", a.name);
+        if e["name"] != a.name.as_str() {
+            errors.push(format!("{w}: expected name {}", e["name"]));
         }
-    }
-    let pools = r["pools"].as_array().cloned().unwrap_or_default();
-    if pools.len() != report.pools.len() {
-        errors.push(format!(
-            "expected {} pools, got {}",
-            pools.len(),
-            report.pools.len()
-        ));
-    } else {
-        for (i, (e, a)) in pools.iter().zip(&report.pools).enumerate() {
-            let w = format!("pool[{i}] {}", a.name);
-            if e["name"] != a.name.as_str() {
-                errors.push(format!("{w}: expected name {}", e["name"]));
-            }
-            check_field(&mut errors, &w, "admissions", e, Some(a.admissions as f64));
-            check_field(&mut errors, &w, "mean_used", e, Some(a.mean_used));
-            check_field(&mut errors, &w, "mean_queue", e, Some(a.mean_queue));
-            check_field(&mut errors, &w, "mean_holders", e, Some(a.mean_holders));
-            check_field(&mut errors, &w, "mean_wait", e, a.mean_wait);
-        }
-    }
+        check_field(errors, &w, "admissions", e, Some(a.admissions as f64));
+        check_field(errors, &w, "mean_used", e, Some(a.mean_used));
+        check_field(errors, &w, "mean_queue", e, Some(a.mean_queue));
+        check_field(errors, &w, "mean_holders", e, Some(a.mean_holders));
+        check_field(errors, &w, "mean_wait", e, a.mean_wait);
+    });
     errors
 }
 
@@ -167,24 +182,19 @@ fn check_stochastic(exp: &Value, report: &Report) -> Vec<String> {
             (em, am) => errors.push(format!("observe {name} mean: expected {em:?}, got {am:?}")),
         }
     }
-    let stages = r["stages"].as_array().cloned().unwrap_or_default();
-    if stages.len() != report.stages.len() {
-        errors.push(format!(
-            "expected {} stages, got {}",
-            stages.len(),
-            report.stages.len()
-        ));
-        return errors;
-    }
-    for (i, (e, a)) in stages.iter().zip(&report.stages).enumerate() {
-        match (e["utilization"].as_f64(), a.utilization) {
+    each_member(
+        &mut errors,
+        "stages",
+        r,
+        &report.stages,
+        |errors, i, e, a| match (e["utilization"].as_f64(), a.utilization) {
             (None, None) => {}
             (Some(eu), Some(au)) if (eu - au).abs() <= UTIL_TOL => {}
             (eu, au) => errors.push(format!(
                 "stage[{i}] utilization: expected {eu:?} ± {UTIL_TOL}, got {au:?}"
             )),
-        }
-    }
+        },
+    );
     errors
 }
 
