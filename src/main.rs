@@ -564,14 +564,7 @@ fn summary(program: &Program) -> String {
         count(program.blocks.iter().map(Vec::len).sum(), "statement"),
     ];
     if let Some(share) = program.share {
-        parts.push(format!(
-            "share {}",
-            if share == serq::ir::Share::MaxMin {
-                "maxmin"
-            } else {
-                "bottleneck"
-            }
-        ));
+        parts.push(format!("share {}", share.word()));
     }
     parts.push(format!("horizon {}", program.horizon));
     parts.join(", ")

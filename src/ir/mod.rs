@@ -161,6 +161,16 @@ pub enum Share {
     Bottleneck,
 }
 
+impl Share {
+    /// The policy as written in `share …;` (`maxmin`, `bottleneck`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Share::MaxMin => "maxmin",
+            Share::Bottleneck => "bottleneck",
+        }
+    }
+}
+
 /// How sessions arrive.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Arrival {

@@ -418,10 +418,7 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
     let height = row_top + STATION_H + FRAME_PAD + below + 16;
     Layout {
         arrival,
-        share: program.share.map(|s| match s {
-            crate::ir::Share::MaxMin => "maxmin",
-            crate::ir::Share::Bottleneck => "bottleneck",
-        }),
+        share: program.share.map(crate::ir::Share::word),
         families,
         stations,
         pool_families,
