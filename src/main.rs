@@ -214,6 +214,16 @@ struct SetArgs {
     sets: Vec<(String, f64)>,
 }
 
+impl SetArgs {
+    /// The overrides of a command that takes only `--set`.
+    fn overrides(self) -> Overrides {
+        Overrides {
+            sets: self.sets,
+            ..Overrides::default()
+        }
+    }
+}
+
 /// Parses one `--set NAME=VALUE`.
 fn parse_set(pair: &str) -> Result<(String, f64), String> {
     let Some((name, value)) = pair.split_once('=') else {
@@ -286,19 +296,13 @@ fn execute(command: Command) -> Result<(), Failure> {
         }),
         Command::Check { file, sets } => {
             let input = Input::read(&file.path)?;
-            let program = input.compile(&Overrides {
-                sets: sets.sets,
-                ..Overrides::default()
-            })?;
+            let program = input.compile(&sets.overrides())?;
             emit(&format!("{}: ok ({})\n", input.name, summary(&program)));
             Ok(())
         }
         Command::Ir { file, sets } => {
             let input = Input::read(&file.path)?;
-            let program = input.compile(&Overrides {
-                sets: sets.sets,
-                ..Overrides::default()
-            })?;
+            let program = input.compile(&sets.overrides())?;
             emit(&format!("{}\n", program.to_json()));
             Ok(())
         }
@@ -309,15 +313,11 @@ fn execute(command: Command) -> Result<(), Failure> {
             out,
         } => {
             let input = Input::read(&file.path)?;
-            let program = input.compile(&Overrides {
-                sets: sets.sets,
-                ..Overrides::default()
-            })?;
+            let program = input.compile(&sets.overrides())?;
             debug_assert_eq!(format, "svg", "clap admits only svg");
             let svg = serq::view::svg(&program, &input.name);
             match out {
-                Some(path) => std::fs::write(&path, svg)
-                    .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display()))),
+                Some(path) => write_file(&path, &svg),
                 None => {
                     print!("{svg}");
                     Ok(())
@@ -454,8 +454,7 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
         result.to_csv()
     };
     match &args.out {
-        Some(path) => std::fs::write(path, rows)
-            .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display())))?,
+        Some(path) => write_file(path, &rows)?,
         None => emit(&rows),
     }
     if let (Some(path), Some(x), Some(y)) = (&args.plot, &x, &args.y) {
@@ -463,8 +462,7 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
             eprintln!("error: {}: {e}", input.name);
             Failure::Program
         })?;
-        std::fs::write(path, svg)
-            .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display())))?;
+        write_file(path, &svg)?;
     }
     Ok(())
 }
@@ -568,6 +566,13 @@ fn summary(program: &Program) -> String {
     }
     parts.push(format!("horizon {}", program.horizon));
     parts.join(", ")
+}
+
+/// Writes a command's output to the file `--out` or `--plot` names; failing
+/// to is a usage error.
+fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
+    std::fs::write(path, text)
+        .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display())))
 }
 
 /// Writes the command's output to stdout; a closed pipe (`serq ir f | head`)
