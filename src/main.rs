@@ -6,7 +6,8 @@
 //! does goes through the library's public API.
 
 use clap::{Args, Parser, Subcommand};
-use serq::syntax::{Diagnostic, ast::Span, diagnostic::render, lexer::is_word};
+use serq::syntax::diagnostic::{byte_offset, render};
+use serq::syntax::{Diagnostic, ast::Span, lexer::is_word};
 use serq::{Overrides, Program, RunError};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -534,22 +535,6 @@ impl Input {
             },
         }
     }
-}
-
-/// The byte offset of a 1-based line and character column.
-fn byte_offset(text: &str, line: u32, col: u32) -> u32 {
-    let line_start: usize = text
-        .split_inclusive('\n')
-        .take(line.saturating_sub(1) as usize)
-        .map(str::len)
-        .sum();
-    let rest = &text[line_start.min(text.len())..];
-    let within: usize = rest
-        .chars()
-        .take(col.saturating_sub(1) as usize)
-        .map(char::len_utf8)
-        .sum();
-    (line_start + within) as u32
 }
 
 /// The one-line summary `serq check` prints.

@@ -65,6 +65,23 @@ pub fn line_col(source: &str, offset: u32) -> (u32, u32) {
     (line, col)
 }
 
+/// The byte offset of a 1-based line and character column: the inverse of
+/// [`line_col`], for positions that come back from the IR's side table.
+pub fn byte_offset(text: &str, line: u32, col: u32) -> u32 {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1) as usize)
+        .map(str::len)
+        .sum();
+    let rest = &text[line_start.min(text.len())..];
+    let within: usize = rest
+        .chars()
+        .take(col.saturating_sub(1) as usize)
+        .map(char::len_utf8)
+        .sum();
+    (line_start + within) as u32
+}
+
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     while i > 0 && !s.is_char_boundary(i) {
         i -= 1;
@@ -115,6 +132,15 @@ mod tests {
         assert_eq!(line_col(src, 0), (1, 1));
         // "çd e": ç is two bytes, so byte 7 is the 'e' at column 4 of line 2.
         assert_eq!(line_col(src, 7), (2, 4));
+    }
+
+    #[test]
+    fn byte_offset_inverts_line_col() {
+        let src = "ab\nçd e";
+        for offset in [0, 1, 3, 5, 7] {
+            let (line, col) = line_col(src, offset);
+            assert_eq!(byte_offset(src, line, col), offset);
+        }
     }
 
     #[test]
