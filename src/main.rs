@@ -320,7 +320,7 @@ fn execute(command: Command) -> Result<(), Failure> {
             match out {
                 Some(path) => write_file(&path, &svg),
                 None => {
-                    print!("{svg}");
+                    emit(&svg);
                     Ok(())
                 }
             }
