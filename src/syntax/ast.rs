@@ -43,42 +43,74 @@ pub struct Program {
 pub enum Item {
     /// `let NAME = expr;`
     Let {
+        /// The constant's name.
         name: Ident,
+        /// Its initializer.
         value: Expr,
+        /// The whole item.
         span: Span,
     },
     /// `def NAME(params) = expr;` or `def NAME(params) { stmts }`
     Def {
+        /// The definition's name.
         name: Ident,
+        /// Its parameters in order.
         params: Vec<Ident>,
+        /// An expression or a block of statements.
         body: DefBody,
+        /// The whole item.
         span: Span,
     },
     /// `pool NAME [N] { options }`
     Pool {
+        /// The pool's (family's) name.
         name: Ident,
+        /// The member count of an array, if written.
         size: Option<Expr>,
+        /// `cap e;` and (refused) later-tier options.
         options: Vec<Opt>,
+        /// The whole item.
         span: Span,
     },
     /// `stage NAME [N] : kind;`
     Stage {
+        /// The stage's (family's) name.
         name: Ident,
+        /// The member count of an array, if written.
         size: Option<Expr>,
+        /// How it serves jobs.
         kind: StageKind,
+        /// The whole item.
         span: Span,
     },
     /// `share maxmin;` (the policy word as written, checked by the linker)
-    Share { policy: Ident, span: Span },
+    Share {
+        /// `maxmin`, `bottleneck`, or a word the linker refuses.
+        policy: Ident,
+        /// The whole item.
+        span: Span,
+    },
     /// `workload { … }`
     Workload {
+        /// `arrive`, `init` and `turn` in order.
         items: Vec<WorkloadItem>,
+        /// The whole item.
         span: Span,
     },
     /// `session { … }`
-    Session { body: Block, span: Span },
+    Session {
+        /// The program every session runs.
+        body: Block,
+        /// The whole item.
+        span: Span,
+    },
     /// `run { horizon H; … }`
-    Run { options: Vec<Opt>, span: Span },
+    Run {
+        /// The options in order (unknown words kept for the linker to refuse).
+        options: Vec<Opt>,
+        /// The whole item.
+        span: Span,
+    },
 }
 
 /// The body of a `def`.
@@ -117,8 +149,11 @@ pub enum StageKind {
 pub enum WorkloadItem {
     /// `arrive poisson(e);` etc.; `law` is the word as written, `arg` absent for `none`.
     Arrive {
+        /// The law's word as written (`poisson`, `renewal`, `closed`, `batch`, `none`).
         law: Ident,
+        /// Its argument; absent for `none`.
         arg: Option<Expr>,
+        /// The whole item.
         span: Span,
     },
     /// `init { … }`
@@ -182,50 +217,101 @@ pub enum TransferTarget {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StmtKind {
     /// `set x = e;`
-    Set { name: Ident, value: Expr },
+    Set {
+        /// The attribute assigned.
+        name: Ident,
+        /// Its new value.
+        value: Expr,
+    },
     /// `observe o = e;`
-    Observe { name: Ident, value: Expr },
+    Observe {
+        /// The observation's name.
+        name: Ident,
+        /// The value recorded.
+        value: Expr,
+    },
     /// `turn;`
     Turn,
     /// `end;`
     End,
     /// `hold p (u) [reserve (r)], … { body } [lease p (t)] [;]`
     Hold {
+        /// The pools in order; the first one's queue is where the hold waits.
         pools: Vec<HoldPool>,
+        /// The scope of the allocation.
         body: Block,
+        /// The pool kept as a lease after the body, and the lease's length.
         lease: Option<(Ref, Expr)>,
     },
     /// `grow p (d);`
-    Grow { pool: Ref, amount: Expr },
+    Grow {
+        /// The pool, written as its hold writes it.
+        pool: Ref,
+        /// The units added.
+        amount: Expr,
+    },
     /// `load p (n);`
-    Load { pool: Ref, amount: Expr },
+    Load {
+        /// The pool, written as its hold writes it.
+        pool: Ref,
+        /// How far the computed position advances.
+        amount: Expr,
+    },
     /// `release p;`
-    Release { pool: Ref },
+    Release {
+        /// The pool given back (a hold's, else a lease's).
+        pool: Ref,
+    },
     /// `run s (w);` or `run s1, s2, … (w);`
-    Run { stages: Vec<Ref>, work: Expr },
+    Run {
+        /// One stage, or several held at once (a flow).
+        stages: Vec<Ref>,
+        /// The work.
+        work: Expr,
+    },
     /// `branch (g) {…} [else {…}]`, or `branch with (p) …` when `with` is set.
     Branch {
+        /// The test (0 or 1), or the probability under `with`.
         guard: Expr,
+        /// Whether it is `branch with (p)`.
         with: bool,
+        /// Taken when the guard is 1.
         then: Block,
+        /// The `else` block, if written.
         otherwise: Option<Block>,
     },
     /// `loop { … }`
-    Loop { body: Block },
+    Loop {
+        /// Repeated until the session ends.
+        body: Block,
+    },
     /// `choose j in n by (k1, …);`
     Choose {
+        /// The attribute set to the chosen index.
         var: Ident,
+        /// How many candidates.
         count: Expr,
+        /// The key tuple; the smallest wins.
         keys: Vec<Expr>,
     },
     /// `name(args);`: a use of a statement definition.
-    Call { name: Ident, args: Vec<Expr> },
+    Call {
+        /// The statement definition used.
+        name: Ident,
+        /// Its arguments.
+        args: Vec<Expr>,
+    },
     /// `transfer … (X) from P to Q (n);`
     Transfer {
+        /// How the stage is named.
         target: TransferTarget,
+        /// The bytes moved, in the stages' unit.
         work: Expr,
+        /// The pool released at the end.
         from: Ref,
+        /// The pool loaded at the end.
         to: Ref,
+        /// How far `to`'s computed position advances.
         amount: Expr,
     },
 }
@@ -251,18 +337,31 @@ pub enum UnOp {
 /// A binary operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinOp {
+    /// `+`
     Add,
+    /// `-`
     Sub,
+    /// `*`
     Mul,
+    /// `/`
     Div,
+    /// `^`
     Pow,
+    /// `<`
     Lt,
+    /// `<=`
     Le,
+    /// `>`
     Gt,
+    /// `>=`
     Ge,
+    /// `==`
     Eq,
+    /// `!=`
     Ne,
+    /// `&&`
     And,
+    /// `||`
     Or,
 }
 
