@@ -14,6 +14,8 @@
 //! assert_eq!(report.observes[0].samples, vec![2.0, 2.0]);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod engine;
 pub mod ir;
 pub mod link;
