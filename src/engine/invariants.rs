@@ -74,3 +74,83 @@ impl World<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::session::Session;
+    use super::super::stages::Service;
+    use super::World;
+    use crate::{Overrides, compile_source};
+
+    fn program(source: &str) -> crate::Program {
+        compile_source(source, &Overrides::default()).expect("links")
+    }
+
+    #[test]
+    fn a_pool_allocated_past_its_capacity_breaks_an_invariant() {
+        let prog = program(
+            "pool p { cap 10; } stage s : delay; workload { arrive batch(1); }
+             session { hold p (4) { run s (1); } } run { horizon 5; }",
+        );
+        let mut world = World::new(&prog);
+        world.check_invariants().expect("an empty world keeps them");
+        // 10 units plus the tolerance's worth (1e-9 · 10) is still within.
+        world.pools[0].used_avg.add(0.0, 10.0 + 5e-9);
+        world.check_invariants().expect("within the tolerance");
+        world.pools[0].used_avg.add(0.0, 1.0);
+        let e = world
+            .check_invariants()
+            .expect_err("11 units in a pool of 10");
+        assert!(
+            e.message.contains("invariant") && e.message.contains("`p`"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn flows_whose_rates_exceed_a_stage_break_an_invariant() {
+        let prog = program(
+            "stage a : ps(1); stage b : ps(1); share maxmin; workload { arrive batch(1); }
+             session { run a, b (1); } run { horizon 5; }",
+        );
+        let mut world = World::new(&prog);
+        world.start_flow(0, &[0, 1], 1.0);
+        world.flows.solve(0.0);
+        world
+            .check_invariants()
+            .expect("one flow at rate 1 on two ps(1) stages");
+        // The solver saw capacity 1; the stage now says 0.5.
+        world.stages[1].service = Service::Shared(0.5);
+        let e = world
+            .check_invariants()
+            .expect_err("rate 1 on capacity 0.5");
+        assert!(
+            e.message.contains("invariant") && e.message.contains("`b`"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn a_session_slot_nobody_created_breaks_an_invariant() {
+        let prog = program(
+            "stage s : delay; workload { arrive batch(1); }
+             session { run s (1); } run { horizon 5; }",
+        );
+        let mut world = World::new(&prog);
+        world.create_session().expect("one session");
+        world
+            .check_invariants()
+            .expect("1 created, 0 ended, 1 live");
+        world.sessions.push(Session::new(&prog, 99));
+        let e = world
+            .check_invariants()
+            .expect_err("2 slots in use, 1 live");
+        assert!(
+            e.message.contains("invariant") && e.message.contains("2 session slots"),
+            "{}",
+            e.message
+        );
+    }
+}
