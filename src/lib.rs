@@ -26,7 +26,7 @@ pub mod view;
 
 use std::path::{Path, PathBuf};
 
-pub use engine::RunError;
+pub use engine::{RunError, RunOptions, SessionCounts};
 pub use ir::Program;
 pub use link::Overrides;
 pub use report::Report;
@@ -115,6 +115,38 @@ pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<Program, Vec<ir::
 /// ```
 pub fn run(program: &Program) -> Result<Report, RunError> {
     engine::run(program)
+}
+
+/// Simulates a program as [`run`] does, watched and bounded by
+/// [`RunOptions`]: a progress callback (called with the clock about every
+/// [`engine::PROGRESS_EVERY`] events), a cap on events, and invariant
+/// checks after every event.
+///
+/// ```
+/// use serq::{Overrides, RunOptions, compile_source, run_with};
+/// let source = "stage s : fifo;
+///               workload { arrive poisson(0.5); }
+///               session { run s (1); }
+///               run { horizon 600000; }";
+/// let program = compile_source(source, &Overrides::default()).unwrap();
+///
+/// // About 600 000 events (an arrival and an end per session): the callback
+/// // sees the clock about six times.
+/// let mut seen = Vec::new();
+/// let mut progress = |now: f64| seen.push(now);
+/// let mut options = RunOptions { progress: Some(&mut progress), check_invariants: true,
+///                                ..RunOptions::default() };
+/// let report = run_with(&program, &mut options).unwrap();
+/// assert!(seen.len() >= 5 && seen.windows(2).all(|w| w[0] <= w[1]));
+/// assert!(report.events > 500_000);
+///
+/// // A cap on events stops the run with an error that names it.
+/// let mut capped = RunOptions { max_events: Some(1000), ..RunOptions::default() };
+/// let error = run_with(&program, &mut capped).unwrap_err();
+/// assert!(error.message.contains("1000 events"), "{error}");
+/// ```
+pub fn run_with(program: &Program, options: &mut RunOptions<'_>) -> Result<Report, RunError> {
+    engine::run_with(program, options)
 }
 
 /// Why [`compile_file`] gave no program.

@@ -358,7 +358,15 @@ fn execute(command: Command) -> Result<(), Failure> {
                 }
                 return Ok(());
             }
-            let mut report = serq::run(&program).map_err(|e| {
+            let mut progress = RunProgress::new(program.horizon, !json);
+            let mut tick = |now: f64| progress.tick(now);
+            let mut options = serq::RunOptions {
+                progress: Some(&mut tick),
+                ..serq::RunOptions::default()
+            };
+            let result = serq::run_with(&program, &mut options);
+            progress.finish();
+            let mut report = result.map_err(|e| {
                 eprint!("{}", input.render_run_error(&program, &e));
                 Failure::Program
             })?;
@@ -369,6 +377,76 @@ fn execute(command: Command) -> Result<(), Failure> {
                 emit(&report.to_table());
             }
             Ok(())
+        }
+    }
+}
+
+/// The progress bar of `serq run`: simulated time against the horizon, on
+/// stderr, drawn only once a run has taken [`RunProgress::DELAY`] of wall
+/// time, and never when stderr is not a terminal or the report is JSON.
+/// The engine calls [`RunProgress::tick`] about every 100 000 events, so
+/// the wall clock is read there and never per event.
+struct RunProgress {
+    /// Whether a bar may be drawn at all.
+    enabled: bool,
+    started: std::time::Instant,
+    horizon: f64,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl RunProgress {
+    /// Runs shorter than this never show a bar.
+    const DELAY: std::time::Duration = std::time::Duration::from_secs(2);
+    /// Steps of the bar (per mille of the horizon).
+    const STEPS: u64 = 1000;
+
+    fn new(horizon: f64, text_report: bool) -> RunProgress {
+        use std::io::IsTerminal;
+        RunProgress {
+            enabled: text_report && std::io::stderr().is_terminal(),
+            started: std::time::Instant::now(),
+            horizon,
+            bar: None,
+        }
+    }
+
+    /// The clock has reached `now`.
+    fn tick(&mut self, now: f64) {
+        if !self.enabled {
+            return;
+        }
+        if self.bar.is_none() {
+            if self.started.elapsed() < Self::DELAY {
+                return;
+            }
+            // Elapsed counts from the run's start; the ETA from here on (the
+            // first position is a jump that says nothing about the rate).
+            let bar = indicatif::ProgressBar::new(Self::STEPS).with_elapsed(self.started.elapsed());
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:30}] {percent:>3}%  t = {msg}  eta {eta}",
+            ) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            self.set(&bar, now);
+            bar.reset_eta();
+            self.bar = Some(bar);
+        } else if let Some(bar) = &self.bar {
+            self.set(bar, now);
+        }
+    }
+
+    fn set(&self, bar: &indicatif::ProgressBar, now: f64) {
+        let fraction = (now / self.horizon).clamp(0.0, 1.0);
+        bar.set_position((fraction * Self::STEPS as f64) as u64);
+        // About six significant digits of the horizon's magnitude.
+        let decimals = (5.0 - self.horizon.log10().floor()).clamp(0.0, 9.0) as usize;
+        bar.set_message(format!("{now:.decimals$} / {}", self.horizon));
+    }
+
+    /// The run is over: the bar (if any) is cleared before the report prints.
+    fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
         }
     }
 }

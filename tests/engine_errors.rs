@@ -204,3 +204,130 @@ fn the_three_arrivals_errors() {
         e.message
     );
 }
+
+// ----- run options: the event cap, the progress callback, invariants --------
+
+fn options_run(source: &str, options: &mut serq::RunOptions<'_>) -> Result<serq::Report, RunError> {
+    serq::run_with(&common::compile(source), options)
+}
+
+/// Three sessions on a delay stage: three job ends, the only events.
+const THREE_EVENTS: &str = "stage s : delay; workload { arrive batch(3); }
+    session { run s (serial + 1); }
+    run { horizon 10; }";
+
+#[test]
+fn a_run_of_exactly_the_event_cap_completes() {
+    let mut options = serq::RunOptions {
+        max_events: Some(3),
+        ..serq::RunOptions::default()
+    };
+    let report = options_run(THREE_EVENTS, &mut options).expect("3 events fit a cap of 3");
+    assert_eq!(report.events, 3);
+}
+
+#[test]
+fn one_event_past_the_cap_is_an_error_naming_the_cap() {
+    let mut options = serq::RunOptions {
+        max_events: Some(2),
+        ..serq::RunOptions::default()
+    };
+    let e = options_run(THREE_EVENTS, &mut options).expect_err("3 events exceed a cap of 2");
+    assert!(e.message.contains("cap of 2 events"), "{}", e.message);
+    // The second job ended at 2; the third (at 3) was not taken.
+    assert_eq!(e.time, 2.0);
+}
+
+#[test]
+fn the_progress_callback_sees_the_clock_every_hundred_thousand_events() {
+    // 250 000 job ends at times 1, 2, …, 250 000: the callback runs before
+    // the 100 001st and the 200 001st, when the clock reads 100 000 and
+    // 200 000.
+    let source = "stage s : delay; workload { arrive batch(250000); }
+        session { run s (serial + 1); }
+        run { horizon 1000000; }";
+    let mut seen = Vec::new();
+    let mut progress = |now: f64| seen.push(now);
+    let mut options = serq::RunOptions {
+        progress: Some(&mut progress),
+        ..serq::RunOptions::default()
+    };
+    let report = options_run(source, &mut options).expect("runs");
+    assert_eq!(report.events, 250_000);
+    assert_eq!(seen, [100_000.0, 200_000.0]);
+}
+
+#[test]
+fn session_counts_add_up_when_sessions_outlive_the_horizon() {
+    // Poisson arrivals at rate 1 over [0, 100], each staying 30 with a
+    // warm-up of 50: the last ~30 are live at the end, and the report's
+    // `ended` leaves out those that ended before the warm-up.
+    let source = "stage s : delay; workload { arrive poisson(1); }
+        session { run s (30); }
+        run { horizon 100; warmup 50; }";
+    let mut options = serq::RunOptions {
+        check_invariants: true,
+        ..serq::RunOptions::default()
+    };
+    let (report, counts) =
+        serq::engine::run_counted(&common::compile(source), &mut options).expect("runs");
+    assert_eq!(counts.created, report.arrivals);
+    assert_eq!(counts.live, counts.created - counts.ended);
+    assert!(
+        counts.live > 10 && counts.ended > report.ended,
+        "{counts:?} {}",
+        report.ended
+    );
+}
+
+/// Every example and conformance program, as the repository holds them.
+fn corpus() -> Vec<(String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in [
+        "examples/single-turn",
+        "examples/pd-disaggregation",
+        "tests/conformance",
+    ] {
+        let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
+            .expect("the directory exists")
+            .map(|e| e.expect("an entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "sq"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            let text = std::fs::read_to_string(&p).expect("readable");
+            files.push((p.display().to_string(), text));
+        }
+    }
+    files
+}
+
+#[test]
+fn every_example_and_conformance_program_keeps_the_invariants_after_every_event() {
+    let corpus = corpus();
+    assert!(corpus.len() > 60, "{} programs", corpus.len());
+    for (path, text) in corpus {
+        let Ok(program) = serq::compile_source(&text, &serq::Overrides::default()) else {
+            continue; // a rejection case
+        };
+        let plain = serq::run(&program);
+        let mut options = serq::RunOptions {
+            check_invariants: true,
+            ..serq::RunOptions::default()
+        };
+        let checked = serq::engine::run_counted(&program, &mut options);
+        match (plain, checked) {
+            (Ok(plain), Ok((checked, counts))) => {
+                // Checking reads the world and changes nothing.
+                assert_eq!(plain.to_json(true), checked.to_json(true), "{path}");
+                assert_eq!(counts.created, checked.arrivals, "{path}");
+                assert_eq!(counts.live, counts.created - counts.ended, "{path}");
+            }
+            (Err(plain), Err(checked)) => {
+                assert_eq!(plain, checked, "{path}: the same run-time error");
+            }
+            (plain, checked) => panic!("{path}: {plain:?} but checked {checked:?}"),
+        }
+    }
+}

@@ -7,7 +7,11 @@
 mod generator;
 
 use proptest::prelude::*;
-use serq::{Overrides, compile_ir, compile_source};
+use serq::{Overrides, RunOptions, compile_ir, compile_source};
+
+/// Generated programs run under a small horizon: a few thousand events at
+/// most. A run that needs more than this is a runaway.
+const MAX_EVENTS: u64 = 1_000_000;
 
 fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
@@ -84,11 +88,29 @@ proptest! {
     fn generated_programs_run_to_finite_reports_that_one_seed_reproduces(program in generator::program()) {
         let source = program.to_string();
         let linked = link(&source);
-        let report = serq::run(&linked)
+        // The engine checks its invariants after every event (pools within
+        // capacity, flow rates within every shared stage, live sessions =
+        // created - ended); the cap turns a runaway program into an error.
+        let mut options = RunOptions {
+            max_events: Some(MAX_EVENTS),
+            check_invariants: true,
+            ..RunOptions::default()
+        };
+        let (report, counts) = serq::engine::run_counted(&linked, &mut options)
             .unwrap_or_else(|e| panic!("a generated program fails at run time: {e:?}\n{source}"));
         assert_finite(&report, &source);
+        prop_assert_eq!(counts.created, report.arrivals, "sessions created in\n{}", source);
+        prop_assert_eq!(
+            counts.live,
+            counts.created - counts.ended,
+            "live sessions counted one by one, of\n{}",
+            source
+        );
+        // `ended` in the report counts only ends at or after the warm-up.
+        prop_assert!(counts.ended >= report.ended, "{:?} {} of\n{}", counts, report.ended, source);
         let again = serq::run(&linked).expect("ran once");
-        // As JSON: the same seed gives the same report, digit for digit.
+        // As JSON: the same seed gives the same report, digit for digit,
+        // and checking the invariants changed nothing.
         prop_assert_eq!(report.to_json(true), again.to_json(true), "two runs of\n{}", source);
     }
 }

@@ -392,3 +392,66 @@ fn truncated_and_garbage_json_is_refused() {
     ir_refused("\u{0}\u{1}garbage");
     ir_refused(r#"{"version":8}"#);
 }
+
+// ----- run-time limits -----------------------------------------------------
+
+fn run_error(source: &str) -> serq::RunError {
+    let program = compile_source(source, &Overrides::default()).expect("links");
+    serq::run(&program).expect_err("the run must stop with an error")
+}
+
+#[test]
+fn a_constant_choose_count_past_ten_million_is_refused() {
+    let m = refused(&with_session("choose j in 1e8 by (j);"));
+    assert_mentions(&m, &["`choose`", "100000000", "limit of 10000000"]);
+}
+
+#[test]
+fn a_choose_count_of_ten_million_links() {
+    compile_source(
+        &with_session("choose j in 1e7 by (j);"),
+        &Overrides::default(),
+    )
+    .expect("10^7 is the limit itself");
+}
+
+#[test]
+fn a_computed_choose_count_past_ten_million_stops_the_run_at_once() {
+    let t = Instant::now();
+    let e = run_error(&with_session("set n = 1e15; choose j in n by (j);"));
+    assert!(
+        e.message.contains("choose") && e.message.contains("limit of 10000000"),
+        "{}",
+        e.message
+    );
+    // Refused before the first candidate, not after 10^15 of them.
+    assert!(t.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn fifo_with_four_billion_servers_serves_a_thousand_jobs_at_once() {
+    // Servers are a count, not a slot each: nothing is allocated per server.
+    let source = "stage s : fifo(4e9);\nworkload { arrive batch(1000); }\nsession { run s (1); }\nrun { horizon 10; }\n";
+    let program = compile_source(source, &Overrides::default()).expect("links");
+    let report = serq::run(&program).expect("runs");
+    let row = &report.stages[0];
+    // 1000 jobs of work 1 all start at 0: none waits.
+    assert_eq!((row.completed, row.mean_wait), (1000, Some(0.0)));
+}
+
+/// Creates 10^7 sessions (about 3 GB): a release build takes ~4 s, a
+/// debug build far longer, so it runs in release builds only.
+#[test]
+#[cfg_attr(debug_assertions, ignore = "10^7 sessions: run it in a release build")]
+fn a_flood_of_arrivals_stops_at_ten_million_live_sessions() {
+    let e = run_error(
+        "stage s : delay;\nworkload { arrive poisson(1e300); }\nsession { run s (1); }\nrun { horizon 10; }\n",
+    );
+    assert!(
+        e.message.contains("10000000 live sessions") && e.message.contains("limit"),
+        "{}",
+        e.message
+    );
+    // Arrivals 1e-300 apart: the flood fills the limit long before time 1.
+    assert!(e.time < 1.0, "{}", e.time);
+}

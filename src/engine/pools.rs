@@ -141,7 +141,7 @@ impl Waiting {
 impl World<'_> {
     /// Session `slot` returns `units` to pool `p` (its holding there ends).
     fn give_back(&mut self, slot: u32, p: u32, units: f64) {
-        let holdings = &mut self.sessions[slot as usize].holdings;
+        let holdings = &mut self.sessions[slot as usize].pools_mut().holdings;
         let counted = match holdings.iter().position(|h| h.0 == p) {
             Some(i) => holdings.swap_remove(i).1,
             None => 0,
@@ -196,7 +196,7 @@ impl World<'_> {
             return Ok(Step::Next);
         };
         let now = self.now;
-        self.sessions[slot as usize].wait = Wait::Hold {
+        self.sessions[slot as usize].pools_mut().wait = Wait::Hold {
             at,
             pools: members,
             joined: now,
@@ -243,7 +243,7 @@ impl World<'_> {
             at,
             ref pools,
             joined,
-        } = self.sessions[slot as usize].wait
+        } = self.sessions[slot as usize].pools_mut().wait
         else {
             return Ok(false);
         };
@@ -276,7 +276,7 @@ impl World<'_> {
             }
             pool.take(now, u);
             pool.admissions += 1;
-            let holdings = &mut self.sessions[slot as usize].holdings;
+            let holdings = &mut self.sessions[slot as usize].pools_mut().holdings;
             match holdings.iter_mut().find(|h| h.0 == p) {
                 Some(h) => h.1 += 1,
                 None => holdings.push((p, 1)),
@@ -292,8 +292,9 @@ impl World<'_> {
             return Ok(false);
         };
         let session = &mut self.sessions[slot as usize];
-        session.wait = Wait::None;
-        session.holds.push(HoldFrame { at, pools: held });
+        let dealings = session.pools_mut();
+        dealings.wait = Wait::None;
+        dealings.holds.push(HoldFrame { at, pools: held });
         session.frames.push(super::session::Frame {
             block: *body as u32,
             pc: 0,
@@ -306,7 +307,7 @@ impl World<'_> {
     /// The body of session `slot`'s innermost hold ended: its pools are
     /// returned (the leased one becomes a lease), then one admission pass.
     pub fn end_hold(&mut self, slot: u32) -> Result<(), RunError> {
-        let Some(hold) = self.sessions[slot as usize].holds.pop() else {
+        let Some(hold) = self.sessions[slot as usize].pools_mut().holds.pop() else {
             return Ok(());
         };
         let prog = self.prog;
@@ -324,7 +325,7 @@ impl World<'_> {
             let id = self.next_lease;
             self.next_lease += 1;
             let h = hold.pools[i];
-            self.sessions[slot as usize].leases.push(Lease {
+            self.sessions[slot as usize].pools_mut().leases.push(Lease {
                 id,
                 pool: h.pool,
                 units: h.units,
@@ -359,7 +360,7 @@ impl World<'_> {
     /// lease of `q[1]` (pyserq 0.1.0).
     fn find_held(&self, slot: u32, p: u32) -> Option<(usize, usize)> {
         let session = &self.sessions[slot as usize];
-        for (h, frame) in session.holds.iter().enumerate().rev() {
+        for (h, frame) in session.holds().iter().enumerate().rev() {
             for (i, held) in frame.pools.iter().enumerate() {
                 if held.pool == p && !held.released {
                     return Some((h, i));
@@ -373,14 +374,14 @@ impl World<'_> {
     pub fn release(&mut self, slot: u32, at: (usize, usize), r: &CRef) -> Result<(), RunError> {
         let p = self.member_in(slot, at, r, "pool")? as u32;
         if let Some((h, i)) = self.find_held(slot, p) {
-            let held = &mut self.sessions[slot as usize].holds[h].pools[i];
+            let held = &mut self.sessions[slot as usize].pools_mut().holds[h].pools[i];
             held.released = true;
             let units = held.units;
             self.give_back(slot, p, units);
             self.admission_pass()?;
             return Ok(());
         }
-        let leases = &mut self.sessions[slot as usize].leases;
+        let leases = &mut self.sessions[slot as usize].pools_mut().leases;
         if let Some(k) = leases.iter().position(|l| l.pool == p) {
             let lease = leases.remove(k);
             self.give_back(slot, p, lease.units);
@@ -397,10 +398,13 @@ impl World<'_> {
         if !session.live {
             return Ok(());
         }
-        let Some(k) = session.leases.iter().position(|l| l.id == id) else {
+        let Some(dealings) = session.pools.as_deref_mut() else {
             return Ok(());
         };
-        let lease = session.leases.remove(k);
+        let Some(k) = dealings.leases.iter().position(|l| l.id == id) else {
+            return Ok(());
+        };
+        let lease = dealings.leases.remove(k);
         self.give_back(slot, lease.pool, lease.units);
         self.admission_pass()?;
         Ok(())
@@ -425,7 +429,7 @@ impl World<'_> {
         };
         let d = self.eval_in(slot, at, e)?;
         let d = check_amount("the grow", d).map_err(|m| self.session_error(slot, at, m))?;
-        self.sessions[slot as usize].wait = Wait::Grow {
+        self.sessions[slot as usize].pools_mut().wait = Wait::Grow {
             hold: h,
             entry: i,
             amount: d,
@@ -444,19 +448,19 @@ impl World<'_> {
             hold,
             entry,
             amount,
-        } = self.sessions[slot as usize].wait
+        } = self.sessions[slot as usize].pools_mut().wait
         else {
             return Ok(false);
         };
-        let held = self.sessions[slot as usize].holds[hold].pools[entry];
+        let held = self.sessions[slot as usize].pools_mut().holds[hold].pools[entry];
         let pool = &mut self.pools[held.pool as usize];
         if pool.used() + amount > pool.cap {
             return Ok(false);
         }
         pool.used_avg.add(self.now, amount);
-        let session = &mut self.sessions[slot as usize];
-        session.holds[hold].pools[entry].units += amount;
-        session.wait = Wait::None;
+        let dealings = self.sessions[slot as usize].pools_mut();
+        dealings.holds[hold].pools[entry].units += amount;
+        dealings.wait = Wait::None;
         Ok(true)
     }
 
@@ -479,7 +483,7 @@ impl World<'_> {
         };
         let n = self.eval_in(slot, at, e)?;
         let n = check_amount("the load", n).map_err(|m| self.session_error(slot, at, m))?;
-        let held = self.sessions[slot as usize].holds[h].pools[i];
+        let held = self.sessions[slot as usize].pools_mut().holds[h].pools[i];
         let computed = held.loaded.unwrap_or(0.0);
         if computed + n > held.units {
             let name = self.prog.pool_name(r.base);
@@ -492,7 +496,7 @@ impl World<'_> {
                 ),
             ));
         }
-        self.sessions[slot as usize].holds[h].pools[i].loaded = Some(computed + n);
+        self.sessions[slot as usize].pools_mut().holds[h].pools[i].loaded = Some(computed + n);
         Ok(())
     }
 
@@ -507,16 +511,20 @@ impl World<'_> {
     /// rejected still sees the freed pool's waiter queued.
     pub fn end_session(&mut self, slot: u32) -> Result<(), RunError> {
         self.sessions[slot as usize].frames.clear();
-        while let Some(hold) = self.sessions[slot as usize].holds.pop() {
+        if self.sessions[slot as usize].pools.is_none() {
+            // It never held: nothing to return (and no box to build).
+            return self.retire_session(slot);
+        }
+        while let Some(hold) = self.sessions[slot as usize].pools_mut().holds.pop() {
             for h in hold.pools.iter().filter(|h| !h.released) {
                 self.give_back(slot, h.pool, h.units);
             }
         }
-        let mut leases = std::mem::take(&mut self.sessions[slot as usize].leases);
+        let mut leases = std::mem::take(&mut self.sessions[slot as usize].pools_mut().leases);
         for lease in leases.drain(..) {
             self.give_back(slot, lease.pool, lease.units);
         }
-        self.sessions[slot as usize].leases = leases;
+        self.sessions[slot as usize].pools_mut().leases = leases;
         self.retire_session(slot)
     }
 }

@@ -120,12 +120,17 @@ impl FirstDraws {
 }
 
 /// One random stream.
+///
+/// Its own generator (320 bytes) is boxed: most sessions never build one,
+/// and 10^7 live sessions must not carry it inline. A reset keeps the box
+/// (`rng_is_current` false), so a reused session slot allocates nothing.
 #[derive(Clone, Debug)]
 pub struct Stream {
     seed: u64,
     purpose: Purpose,
     drawn: u64,
-    rng: Option<ChaCha8Rng>,
+    rng: Option<Box<ChaCha8Rng>>,
+    rng_is_current: bool,
 }
 
 impl Stream {
@@ -136,6 +141,7 @@ impl Stream {
             purpose,
             drawn: 0,
             rng: None,
+            rng_is_current: false,
         }
     }
 
@@ -144,7 +150,7 @@ impl Stream {
         self.seed = seed;
         self.purpose = purpose;
         self.drawn = 0;
-        self.rng = None;
+        self.rng_is_current = false;
     }
 
     /// A uniform draw in [0, 1).
@@ -155,10 +161,18 @@ impl Stream {
         if self.purpose.is_per_session() && i < FIRST {
             return first.draw(domain, stream, i);
         }
-        let seed = self.seed;
-        self.rng
-            .get_or_insert_with(|| generator(seed, domain, stream))
-            .random::<f64>()
+        if !self.rng_is_current {
+            let fresh = generator(self.seed, domain, stream);
+            match &mut self.rng {
+                Some(rng) => **rng = fresh,
+                None => self.rng = Some(Box::new(fresh)),
+            }
+            self.rng_is_current = true;
+        }
+        match &mut self.rng {
+            Some(rng) => rng.random::<f64>(),
+            None => unreachable!("the generator was just built"),
+        }
     }
 }
 

@@ -24,10 +24,8 @@ pub struct Job {
     pub work: f64,
     /// When it reached the stage.
     pub arrived: f64,
-    /// When its service started.
+    /// When its service started (it ends at `started + work`).
     pub started: f64,
-    /// When it ends (`started + work`).
-    pub end: f64,
 }
 
 /// A job at a ps stage, ordered by (tag, join order), smallest first.
@@ -241,12 +239,11 @@ impl StageState {
             work,
             arrived: now,
             started: now,
-            end: now + work,
         };
         match &mut self.service {
             Service::Delay(slots) => {
                 let slot = slots.insert(job);
-                events.schedule(job.end, EventKind::JobEnd(index as u32, slot));
+                events.schedule(now + work, EventKind::JobEnd(index as u32, slot));
             }
             Service::Fifo {
                 servers,
@@ -255,7 +252,7 @@ impl StageState {
             } => {
                 if busy.len() < *servers as usize {
                     let slot = busy.insert(job);
-                    events.schedule(job.end, EventKind::JobEnd(index as u32, slot));
+                    events.schedule(now + work, EventKind::JobEnd(index as u32, slot));
                 } else {
                     waiting.push_back(job);
                 }
@@ -290,9 +287,8 @@ impl StageState {
                 let job = busy.take(slot)?;
                 if let Some(mut next) = waiting.pop_front() {
                     next.started = now;
-                    next.end = now + next.work;
                     let slot = busy.insert(next);
-                    events.schedule(next.end, EventKind::JobEnd(index as u32, slot));
+                    events.schedule(now + next.work, EventKind::JobEnd(index as u32, slot));
                 }
                 job
             }

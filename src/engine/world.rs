@@ -11,15 +11,15 @@
 
 use std::collections::VecDeque;
 
-use super::RunError;
 use super::eval::{Cx, eval};
 use super::events::{EventKind, EventQueue};
 use super::flows::{FlowId, FlowSystem};
 use super::pools::{PoolState, Waiting};
 use super::rng::{FirstDraws, Purpose, Stream};
-use super::session::Session;
+use super::session::{Attrs, Session};
 use super::stages::StageState;
 use super::stats::TimeAvg;
+use super::{MAX_LIVE_SESSIONS, PROGRESS_EVERY, RunError, RunOptions, SessionCounts};
 use crate::ir::{Arrival, Program, Share, StageKind};
 use crate::report::{Observation, PoolRow, Report, StageRow};
 use smallvec::SmallVec;
@@ -38,6 +38,8 @@ pub struct World<'p> {
     pub events: EventQueue,
     /// Sessions by slot; ended ones are reused.
     pub sessions: Vec<Session>,
+    /// The sessions' attributes, by slot.
+    pub attrs: Attrs,
     free_sessions: Vec<u32>,
     /// Sessions ready to run, in the order they became ready.
     pub ready: VecDeque<u32>,
@@ -62,6 +64,9 @@ pub struct World<'p> {
     /// Draws of the machine (ps capacities).
     pub machine_rng: Stream,
     arrival_rng: Stream,
+    /// The stream of the `init` or `turn` block running now (re-targeted
+    /// for each, so its generator's box is reused).
+    pub turn_rng: Stream,
     /// The shared first draws of per-session streams.
     pub first_draws: FirstDraws,
     /// The next session's serial.
@@ -75,6 +80,8 @@ pub struct World<'p> {
     arrivals: u64,
     /// Sessions that ended at t >= warmup.
     pub ended: u64,
+    /// Sessions that ended, at any time.
+    pub ended_total: u64,
     /// `turn` statements at t >= warmup.
     pub turns: u64,
     live: TimeAvg,
@@ -85,6 +92,8 @@ pub struct World<'p> {
     pub keys: Vec<f64>,
     /// Scratch for `choose` keys.
     pub best: Vec<f64>,
+    /// Scratch for the invariant checks: Σ flow rates by stage.
+    pub rate_sums: Vec<f64>,
 }
 
 impl<'p> World<'p> {
@@ -107,6 +116,7 @@ impl<'p> World<'p> {
             now: 0.0,
             events: EventQueue::new(prog.horizon),
             sessions: Vec::new(),
+            attrs: Attrs::new(prog),
             free_sessions: Vec::new(),
             ready: VecDeque::new(),
             stages,
@@ -125,6 +135,7 @@ impl<'p> World<'p> {
             is_dirty: vec![false; prog.stages.len()],
             machine_rng: Stream::new(prog.seed, Purpose::Machine),
             arrival_rng: Stream::new(prog.seed, Purpose::Arrivals),
+            turn_rng: Stream::new(prog.seed, Purpose::Machine),
             first_draws: FirstDraws::new(prog.seed),
             next_serial: 0,
             next_lease: 0,
@@ -133,12 +144,14 @@ impl<'p> World<'p> {
             events_taken: 0,
             arrivals: 0,
             ended: 0,
+            ended_total: 0,
             turns: 0,
             live: TimeAvg::new(warmup),
             live_count: 0,
             samples: vec![Vec::new(); prog.observes.len()],
             keys: Vec::new(),
             best: Vec::new(),
+            rate_sums: Vec::new(),
         }
     }
 
@@ -152,8 +165,12 @@ impl<'p> World<'p> {
         }
     }
 
-    /// Runs the program to its end and fills the report.
-    pub fn run(mut self) -> Result<Report, RunError> {
+    /// Runs the program to its end and fills the report; `options` bound
+    /// the events, watch the clock and check invariants after every event.
+    pub fn run(
+        mut self,
+        options: &mut RunOptions<'_>,
+    ) -> Result<(Report, SessionCounts), RunError> {
         let prog = self.prog;
         if !(prog.warmup >= 0.0 && prog.warmup < prog.horizon && prog.horizon.is_finite()) {
             return Err(self.error("run: need 0 <= warmup < horizon (a finite horizon)".into()));
@@ -167,6 +184,10 @@ impl<'p> World<'p> {
         }
         match &prog.arrival {
             Arrival::Batch(n) | Arrival::Closed(n) => {
+                // All n live at once: reserve exactly, not by doubling.
+                let n_slots = usize::try_from(*n).unwrap_or(usize::MAX);
+                self.sessions.reserve_exact(n_slots);
+                self.attrs.reserve_slots(n_slots);
                 for _ in 0..*n {
                     self.create_session()?;
                 }
@@ -182,6 +203,19 @@ impl<'p> World<'p> {
             self.events.schedule(prog.warmup, EventKind::Warmup);
         }
         self.settle()?;
+        let check = options.check_invariants;
+        if check {
+            self.check_invariants()?;
+        }
+        // One comparison per event: `checkpoint` is the next event count at
+        // which the cap or the progress callback needs attention.
+        let max_events = options.max_events.unwrap_or(u64::MAX);
+        let mut next_progress = if options.progress.is_some() {
+            PROGRESS_EVERY
+        } else {
+            u64::MAX
+        };
+        let mut checkpoint = next_progress.min(max_events);
         let mut end = prog.horizon;
         if let Some(limit) = prog.arrivals
             && self.drained(limit)
@@ -192,10 +226,26 @@ impl<'p> World<'p> {
             if event.time > prog.horizon {
                 break;
             }
+            if self.events_taken >= checkpoint {
+                if self.events_taken >= max_events {
+                    return Err(self.error(format!(
+                        "the run reached its cap of {max_events} events (max_events) before \
+                         its end; raise the cap or shorten the horizon"
+                    )));
+                }
+                if let Some(progress) = options.progress.as_mut() {
+                    progress(self.now);
+                }
+                next_progress = next_progress.saturating_add(PROGRESS_EVERY);
+                checkpoint = next_progress.min(max_events);
+            }
             self.now = event.time;
             self.events_taken += 1;
             self.handle(event.kind)?;
             self.settle()?;
+            if check {
+                self.check_invariants()?;
+            }
             if let Some(limit) = prog.arrivals
                 && self.drained(limit)
             {
@@ -223,7 +273,22 @@ impl<'p> World<'p> {
                 ))
             });
         }
-        Ok(self.report(end))
+        let counts = SessionCounts {
+            created: self.arrivals,
+            ended: self.ended_total,
+            live: self.sessions.iter().filter(|s| s.live).count() as u64,
+        };
+        Ok((self.report(end), counts))
+    }
+
+    /// (created, ended at any time, live) as the world counts them.
+    pub fn session_counts(&self) -> (u64, u64, u64) {
+        (self.arrivals, self.ended_total, self.live_count)
+    }
+
+    /// Session slots not on the free list.
+    pub fn occupied_slots(&self) -> u64 {
+        (self.sessions.len() - self.free_sessions.len()) as u64
     }
 
     fn drained(&self, limit: u64) -> bool {
@@ -415,6 +480,12 @@ impl<'p> World<'p> {
 
     /// Creates a session now: its serial, `init` block, and a place in the ready queue.
     pub fn create_session(&mut self) -> Result<(), RunError> {
+        if self.live_count >= MAX_LIVE_SESSIONS {
+            return Err(self.error(format!(
+                "more than {MAX_LIVE_SESSIONS} live sessions at once (the limit); \
+                 sessions arrive faster than they end (is an arrival rate too high?)"
+            )));
+        }
         let serial = self.next_serial;
         self.next_serial += 1;
         self.arrivals += 1;
@@ -429,6 +500,7 @@ impl<'p> World<'p> {
                 (self.sessions.len() - 1) as u32
             }
         };
+        self.attrs.reset(slot, serial);
         self.live_count += 1;
         self.live.set(self.now, self.live_count as f64);
         self.run_workload_block(slot, prog.init, 0)?;
@@ -442,6 +514,7 @@ impl<'p> World<'p> {
         if self.now >= self.prog.warmup {
             self.ended += 1;
         }
+        self.ended_total += 1;
         self.live_count -= 1;
         self.live.set(self.now, self.live_count as f64);
         self.sessions[slot as usize].live = false;

@@ -24,6 +24,10 @@ pub const IR_VERSION: u32 = 8;
 /// than a study (10^7 sessions already take gigabytes).
 pub const MAX_SESSIONS_AT_ZERO: u64 = 10_000_000;
 
+/// The largest `choose j in n` count: each of the n candidates is evaluated
+/// in turn at one instant, so a larger n is a hang rather than a choice.
+pub const MAX_CHOOSE_COUNT: u64 = 10_000_000;
+
 /// How deep JSON arrays and objects may nest in an IR file. Linked IR nests
 /// at most about 5 levels per level of expression (`{"Call": ["Min",
 /// [{"Expr": …}]]}`) and expressions nest at most 100 deep; 1000 leaves room

@@ -12,7 +12,7 @@ use exprs::{num, ref_text};
 
 use super::{
     Arg, Arrival, BUILTIN_ATTRS, CRef, Ctx, Dist, Expr, Fun, FunKind, HoldPool, IR_VERSION,
-    MAX_SESSIONS_AT_ZERO, Program, RunMode, StageKind, Stmt,
+    MAX_CHOOSE_COUNT, MAX_SESSIONS_AT_ZERO, Program, RunMode, StageKind, Stmt,
 };
 
 /// A rule the IR breaks.
@@ -458,6 +458,13 @@ impl Validator<'_> {
                 {
                     self.err(format!(
                         "`choose` count {} must be a whole number ≥ 1",
+                        num(n)
+                    ));
+                } else if let Some(n) = count.constant_value()
+                    && n > MAX_CHOOSE_COUNT as f64
+                {
+                    self.err(format!(
+                        "`choose` count {} is above the limit of {MAX_CHOOSE_COUNT} candidates",
                         num(n)
                     ));
                 }
