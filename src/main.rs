@@ -589,7 +589,7 @@ impl Input {
             Some(serial) => format!(" in session {serial}"),
             None => String::new(),
         };
-        let message = format!("run-time error{who} at t = {}: {}", e.time, e.message);
+        let message = format!("run-time error{who} at t = {}: {}", clock_text(e.time), e.message);
         let position = e.at.and_then(|(b, i)| {
             let positions = program.positions.as_ref()?;
             positions.get(b)?.get(i).copied()
@@ -644,4 +644,14 @@ fn emit(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// The clock as a person reads it: plain decimals, or scientific notation
+/// where plain ones would run to hundreds of digits (`t = 1e-300`).
+fn clock_text(t: f64) -> String {
+    if t != 0.0 && (t.abs() < 1e-6 || t.abs() >= 1e15) {
+        format!("{t:e}")
+    } else {
+        format!("{t}")
+    }
 }
