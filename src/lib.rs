@@ -84,12 +84,14 @@ pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<Program, Vec<ir::
         return Err(overrides
             .sets
             .iter()
-            .map(|(name, _)| ir::IrError {
-                at: None,
-                message: format!(
-                    "an override sets `{name}`, but IR has no `let` constants to set \
-                     (they were folded when it was linked); set it on the source program"
-                ),
+            .map(|(name, _)| {
+                ir::IrError::new(
+                    "set-unknown",
+                    format!(
+                        "an override sets `{name}`, but IR has no `let` constants to set \
+                         (they were folded when it was linked); set it on the source program"
+                    ),
+                )
             })
             .collect());
     }

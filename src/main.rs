@@ -589,7 +589,11 @@ impl Input {
             Some(serial) => format!(" in session {serial}"),
             None => String::new(),
         };
-        let message = format!("run-time error{who} at t = {}: {}", clock_text(e.time), e.message);
+        let message = format!(
+            "run-time error{who} at t = {}: {}",
+            clock_text(e.time),
+            e.message
+        );
         let position = e.at.and_then(|(b, i)| {
             let positions = program.positions.as_ref()?;
             positions.get(b)?.get(i).copied()

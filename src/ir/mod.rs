@@ -507,7 +507,7 @@ impl Program {
     /// Reads IR from JSON without validating it. JSON nested more than
     /// [`MAX_JSON_DEPTH`] deep is refused before it is read.
     pub fn read_json(text: &str) -> Result<Program, IrError> {
-        let refuse = |message: String| IrError { at: None, message };
+        let refuse = |message: String| IrError::new("ir-json", message);
         if let Some(line) = json_too_deep(text) {
             return Err(refuse(format!(
                 "the file is not IR version {IR_VERSION} JSON: it nests arrays and objects more than {MAX_JSON_DEPTH} deep (line {line})"

@@ -20,8 +20,25 @@ use super::{
 pub struct IrError {
     /// The statement at fault as (block, index in block), when there is one.
     pub at: Option<(usize, usize)>,
+    /// The rule broken, a short stable identifier (`shared-stage-kind`, `index`, …);
+    /// a diagnostic made from this error carries it.
+    pub rule: &'static str,
     /// What is wrong, naming the construct and the rule.
     pub message: String,
+    /// How to mend it, when there is a way.
+    pub help: Option<&'static str>,
+}
+
+impl IrError {
+    /// A fault of the program as a whole (no statement), without help.
+    pub fn new(rule: &'static str, message: impl Into<String>) -> IrError {
+        IrError {
+            at: None,
+            rule,
+            message: message.into(),
+            help: None,
+        }
+    }
 }
 
 impl std::fmt::Display for IrError {
@@ -91,39 +108,56 @@ impl Program {
 }
 
 impl Validator<'_> {
-    fn err(&mut self, message: impl Into<String>) {
+    /// Records a fault of `rule` at the statement being checked.
+    fn err(&mut self, rule: &'static str, message: impl Into<String>) {
         self.errors.push(IrError {
             at: self.at,
+            rule,
             message: message.into(),
+            help: None,
         });
+    }
+
+    /// Records a fault with a way to mend it.
+    fn err_help(&mut self, rule: &'static str, help: &'static str, message: impl Into<String>) {
+        self.err(rule, message);
+        if let Some(e) = self.errors.last_mut() {
+            e.help = Some(help);
+        }
     }
 
     fn program(&mut self) {
         let p = self.p;
         if p.version != IR_VERSION {
-            self.err(format!(
-                "IR version {} (serq reads {IR_VERSION})",
-                p.version
-            ));
+            self.err(
+                "ir-version",
+                format!("IR version {} (serq reads {IR_VERSION})", p.version),
+            );
             return;
         }
         if p.attrs.len() < BUILTIN_ATTRS.len()
             || p.attrs.iter().zip(BUILTIN_ATTRS).any(|(a, b)| a != b)
         {
-            self.err(format!(
-                "the attribute table must start with the built-ins {}",
-                BUILTIN_ATTRS.join(", ")
-            ));
+            self.err(
+                "ir-structure",
+                format!(
+                    "the attribute table must start with the built-ins {}",
+                    BUILTIN_ATTRS.join(", ")
+                ),
+            );
         }
         for pool in &p.pools {
             if pool.cap.is_nan() {
-                self.err(format!("pool `{}`: cap is NaN", pool.name));
+                self.err("constant", format!("pool `{}`: cap is NaN", pool.name));
             } else if pool.cap < 0.0 {
-                self.err(format!(
-                    "pool `{}`: cap {} is negative; a capacity is 0 or more",
-                    pool.name,
-                    num(pool.cap)
-                ));
+                self.err(
+                    "constant",
+                    format!(
+                        "pool `{}`: cap {} is negative; a capacity is 0 or more",
+                        pool.name,
+                        num(pool.cap)
+                    ),
+                );
             }
         }
         if self.too_deep() {
@@ -149,7 +183,7 @@ impl Validator<'_> {
         }
         self.at = None;
         if p.share.is_some() && !p.has_flows() {
-            self.err("`share` is declared without a run over several stages (`share` applies only to flows); remove it");
+            self.err("share", "`share` is declared without a run over several stages (`share` applies only to flows); remove it");
         }
     }
 
@@ -183,9 +217,10 @@ impl Validator<'_> {
             return false;
         };
         self.at = at;
-        self.err(format!(
-            "an expression is nested more than {MAX_EXPR_DEPTH} deep"
-        ));
+        self.err(
+            "limits",
+            format!("an expression is nested more than {MAX_EXPR_DEPTH} deep"),
+        );
         self.at = None;
         true
     }
@@ -197,26 +232,32 @@ impl Validator<'_> {
                 StageKind::Delay => {}
                 StageKind::Fifo(c) => {
                     if *c == 0 {
-                        self.err(format!(
-                            "stage `{}`: fifo servers must be a positive integer, found 0",
-                            stage.name
-                        ));
+                        self.err(
+                            "stage-kind",
+                            format!(
+                                "stage `{}`: fifo servers must be a positive integer, found 0",
+                                stage.name
+                            ),
+                        );
                     }
                 }
                 StageKind::Ps(phi) => {
                     self.expr(phi, Moment::PsCapacity);
                     if let Some(x) = phi.constant_value() {
                         if !matches!(phi, Expr::Num(_)) {
-                            self.err(format!(
+                            self.err("stage-kind", format!(
                                 "stage `{}`: the ps capacity is a constant expression that is not folded to a number",
                                 stage.name
                             ));
                         } else if self.shared.get(i).copied().unwrap_or(false) {
                             // The shared-stage rule speaks for this stage.
                         } else if x.is_nan() {
-                            self.err(format!("stage `{}`: ps capacity is NaN", stage.name));
+                            self.err(
+                                "constant",
+                                format!("stage `{}`: ps capacity is NaN", stage.name),
+                            );
                         } else if x <= 0.0 {
-                            self.err(format!(
+                            self.err("stage-kind", format!(
                                 "stage `{}`: ps capacity {} must be above 0 (jobs would never finish)",
                                 stage.name,
                                 num(x)
@@ -232,7 +273,7 @@ impl Validator<'_> {
         match &self.p.arrival {
             Arrival::Poisson(rate) => {
                 if !(rate.is_finite() && *rate >= 0.0) {
-                    self.err(format!(
+                    self.err("arrival", format!(
                         "poisson rate {} must be a finite number ≥ 0 (a negative, infinite or NaN rate never advances)",
                         num(*rate)
                     ));
@@ -245,27 +286,27 @@ impl Validator<'_> {
                         || matches!(e, Expr::Call(f, _) if !matches!(f.signature(), FunKind::Pure(_)))
                 });
                 if bad {
-                    self.err("renewal arrival may use only constants and sampled distributions (no attribute, `now` or observable)");
+                    self.err("arrival", "renewal arrival may use only constants and sampled distributions (no attribute, `now` or observable)");
                 } else {
                     self.expr(gap, Moment::Renewal);
                     if let Some(g) = gap.constant_value()
                         && !(g.is_finite() && g > 0.0)
                     {
-                        self.err(format!(
-                            "renewal gap {} must be positive and finite",
-                            num(g)
-                        ));
+                        self.err(
+                            "arrival",
+                            format!("renewal gap {} must be positive and finite", num(g)),
+                        );
                     }
                 }
             }
-            Arrival::Batch(0) => self.err("batch(n) needs a whole n ≥ 1, found 0"),
+            Arrival::Batch(0) => self.err("arrival", "batch(n) needs a whole n ≥ 1, found 0"),
             Arrival::Batch(n) | Arrival::Closed(n) if *n > MAX_SESSIONS_AT_ZERO => {
                 let law = if matches!(self.p.arrival, Arrival::Batch(_)) {
                     "batch"
                 } else {
                     "closed"
                 };
-                self.err(format!(
+                self.err("limits", format!(
                     "{law}(n) creates n sessions at time 0; n is at most {MAX_SESSIONS_AT_ZERO}, found {n}"
                 ));
             }
@@ -277,26 +318,34 @@ impl Validator<'_> {
         let p = self.p;
         let (h, w) = (p.horizon, p.warmup);
         if h.is_nan() || h.is_infinite() {
-            self.err(format!("horizon {}: the horizon must be finite", num(h)));
+            self.err(
+                "run-options",
+                format!("horizon {}: the horizon must be finite", num(h)),
+            );
         } else if h <= 0.0 {
-            self.err(format!("horizon {}: the horizon must be above 0", num(h)));
+            self.err(
+                "run-options",
+                format!("horizon {}: the horizon must be above 0", num(h)),
+            );
         } else if w.is_nan() || w < 0.0 {
-            self.err(format!(
-                "run: need 0 <= warmup < horizon, but warmup is {}",
-                num(w)
-            ));
+            self.err(
+                "run-options",
+                format!("run: need 0 <= warmup < horizon, but warmup is {}", num(w)),
+            );
         } else if w >= h {
-            self.err(format!(
-                "warmup {} must be below the horizon {}",
-                num(w),
-                num(h)
-            ));
+            self.err(
+                "run-options",
+                format!("warmup {} must be below the horizon {}", num(w), num(h)),
+            );
         }
         if let Some(n) = p.arrivals {
             if !matches!(p.arrival, Arrival::Poisson(_) | Arrival::Renewal(_)) {
-                self.err("run: arrivals applies only to poisson or renewal workloads");
+                self.err(
+                    "run-options",
+                    "run: arrivals applies only to poisson or renewal workloads",
+                );
             } else if n == 0 {
-                self.err("run: arrivals must be at least 1");
+                self.err("run-options", "run: arrivals must be at least 1");
             }
         }
     }
@@ -307,13 +356,19 @@ impl Validator<'_> {
         let p = self.p;
         let n = p.blocks.len();
         if p.init != 0 || p.turn != 1 || p.session != 2 || n < 3 {
-            self.err("blocks: init, turn and session must be blocks 0, 1 and 2");
+            self.err(
+                "ir-structure",
+                "blocks: init, turn and session must be blocks 0, 1 and 2",
+            );
             return false;
         }
         if let Some(pos) = &p.positions
             && (pos.len() != n || pos.iter().zip(&p.blocks).any(|(a, b)| a.len() != b.len()))
         {
-            self.err("positions: the table must have one position per statement of every block");
+            self.err(
+                "ir-structure",
+                "positions: the table must have one position per statement of every block",
+            );
         }
         let mut refs = vec![0usize; n];
         let mut ok = true;
@@ -322,7 +377,10 @@ impl Validator<'_> {
                 for child in children(s) {
                     if child >= n {
                         self.at = Some((b, i));
-                        self.err(format!("block {child} is out of range ({n} blocks)"));
+                        self.err(
+                            "ir-structure",
+                            format!("block {child} is out of range ({n} blocks)"),
+                        );
                         ok = false;
                     } else {
                         refs[child] += 1;
@@ -334,7 +392,7 @@ impl Validator<'_> {
         for (b, r) in refs.iter().enumerate() {
             let want = usize::from(b >= 3);
             if *r != want {
-                self.err(format!(
+                self.err("ir-structure", format!(
                     "block {b} is referenced {r} times; every block but init, turn and session is referenced exactly once"
                 ));
                 ok = false;
@@ -352,7 +410,10 @@ impl Validator<'_> {
             stack.extend(p.blocks[b].iter().flat_map(children));
         }
         if let Some(b) = seen.iter().position(|s| !s) {
-            self.err(format!("block {b} is part of a cycle of blocks"));
+            self.err(
+                "ir-structure",
+                format!("block {b} is part of a cycle of blocks"),
+            );
             return false;
         }
         true
@@ -360,7 +421,10 @@ impl Validator<'_> {
 
     fn block(&mut self, b: usize, holds: &[CRef]) {
         if holds.len() > MAX_DEPTH || self.depth > MAX_DEPTH {
-            self.err(format!("blocks are nested more than {MAX_DEPTH} deep"));
+            self.err(
+                "ir-structure",
+                format!("blocks are nested more than {MAX_DEPTH} deep"),
+            );
             return;
         }
         self.depth += 1;
@@ -378,13 +442,19 @@ impl Validator<'_> {
         match stmt {
             Stmt::Set(slot, e) => {
                 if *slot >= p.attrs.len() {
-                    self.err(format!("`set`: attribute slot {slot} out of range"));
+                    self.err(
+                        "ir-structure",
+                        format!("`set`: attribute slot {slot} out of range"),
+                    );
                 }
                 self.expr(e, Moment::Session);
             }
             Stmt::Observe(i, e) => {
                 if *i >= p.observes.len() {
-                    self.err(format!("`observe`: observation {i} out of range"));
+                    self.err(
+                        "ir-structure",
+                        format!("`observe`: observation {i} out of range"),
+                    );
                 }
                 self.expr(e, Moment::Session);
             }
@@ -399,7 +469,7 @@ impl Validator<'_> {
                 if self.cref(r, false, Moment::Session) {
                     if !holds.contains(r) {
                         let text = ref_text(self.p, r, false);
-                        self.err(format!(
+                        self.err("hold-scope", format!(
                             "`{word} {text}` outside a hold of `{text}` (write the pool as the hold does, index included)"
                         ));
                     }
@@ -412,7 +482,7 @@ impl Validator<'_> {
                     && !self.leased.contains(&r.base)
                 {
                     let text = ref_text(self.p, r, false);
-                    self.err(format!(
+                    self.err("hold-scope", format!(
                         "`release {text}` outside a hold of `{text}`, and no hold leases it (write the pool as the hold does, index included)"
                     ));
                 }
@@ -430,7 +500,7 @@ impl Validator<'_> {
                     && x != 0.0
                     && x != 1.0
                 {
-                    self.err(format!(
+                    self.err("guard", format!(
                         "`branch ({})` is not a test: a guard is 0 or 1; write `branch with ({})` to take the branch with a probability",
                         num(x),
                         num(x)
@@ -441,32 +511,38 @@ impl Validator<'_> {
             }
             Stmt::Loop(body) => {
                 if !self.lets_time_pass(*body) {
-                    self.err("a `loop` whose body has no `run`, `hold`, `transfer` or `end` never lets time pass (a livelock); leave it with `end`");
+                    self.err("livelock", "a `loop` whose body has no `run`, `hold`, `transfer` or `end` never lets time pass (a livelock); leave it with `end`");
                 }
                 self.block(*body, holds);
             }
             Stmt::Choose { var, count, key } => {
                 if *var >= p.attrs.len() {
-                    self.err(format!("`choose`: attribute slot {var} out of range"));
+                    self.err(
+                        "choose",
+                        format!("`choose`: attribute slot {var} out of range"),
+                    );
                 }
                 if key.is_empty() {
-                    self.err("`choose` needs at least one key");
+                    self.err("choose", "`choose` needs at least one key");
                 }
                 self.expr(count, Moment::Session);
                 if let Some(n) = count.constant_value()
                     && !is_whole_at_least(n, 1.0)
                 {
-                    self.err(format!(
-                        "`choose` count {} must be a whole number ≥ 1",
-                        num(n)
-                    ));
+                    self.err(
+                        "choose",
+                        format!("`choose` count {} must be a whole number ≥ 1", num(n)),
+                    );
                 } else if let Some(n) = count.constant_value()
                     && n > MAX_CHOOSE_COUNT as f64
                 {
-                    self.err(format!(
-                        "`choose` count {} is above the limit of {MAX_CHOOSE_COUNT} candidates",
-                        num(n)
-                    ));
+                    self.err(
+                        "choose",
+                        format!(
+                            "`choose` count {} is above the limit of {MAX_CHOOSE_COUNT} candidates",
+                            num(n)
+                        ),
+                    );
                 }
                 key.iter().for_each(|k| self.expr(k, Moment::Session));
             }
@@ -481,7 +557,7 @@ impl Validator<'_> {
         holds: &[CRef],
     ) {
         if pools.is_empty() {
-            self.err("`hold` takes at least one pool");
+            self.err("ir-structure", "`hold` takes at least one pool");
         }
         for (k, HoldPool(r, units, reserve)) in pools.iter().enumerate() {
             if !self.cref(r, false, Moment::Session) {
@@ -489,13 +565,13 @@ impl Validator<'_> {
             }
             let name = ref_text(self.p, r, false);
             if pools[..k].iter().any(|HoldPool(o, _, _)| same_member(o, r)) {
-                self.err(format!("`hold` names pool `{name}` twice"));
+                self.err("twice", format!("`hold` names pool `{name}` twice"));
             }
             for (what, e) in
                 std::iter::once(("units", units)).chain(reserve.iter().map(|e| ("reserve", e)))
             {
                 if e.draws() {
-                    self.err(format!(
+                    self.err("may-not-draw", format!(
                         "hold {what} on `{name}` may not draw (they are evaluated again at every attempt); sample into an attribute first"
                     ));
                 }
@@ -506,7 +582,7 @@ impl Validator<'_> {
             if self.cref(r, false, Moment::Session) && !pools.iter().any(|HoldPool(o, _, _)| o == r)
             {
                 let text = ref_text(self.p, r, false);
-                self.err(format!(
+                self.err("hold-scope", format!(
                     "`lease {text}`: the hold does not take that pool (write the pool as the hold does, index included)"
                 ));
             }
@@ -536,12 +612,12 @@ impl Validator<'_> {
         }
         if !also.is_empty() {
             if self.p.share.is_none() {
-                self.err("a run over several stages needs the program's `share` policy (declare `share maxmin;` or `share bottleneck;`)");
+                self.err("share", "a run over several stages needs the program's `share` policy (declare `share maxmin;` or `share bottleneck;`)");
             }
             for (k, r) in all.iter().enumerate() {
                 let name = &self.p.stages[r.base].name;
                 if all[..k].iter().any(|o| o.base == r.base) {
-                    self.err(format!(
+                    self.err_help("shared-stage-twice", "run over different stage families, or make the run one stage", format!(
                         "stage `{name}` is named twice in one run (an index is known only when the run starts, so the two could be one stage)"
                     ));
                     continue;
@@ -558,7 +634,7 @@ impl Validator<'_> {
                         StageKind::Delay => Some("`delay`".to_string()),
                     });
                 if let Some(kind) = bad {
-                    self.err(format!(
+                    self.err_help("shared-stage-kind", "declare the stage `ps(φ)` with a constant φ above 0, or run it on its own", format!(
                         "stage `{name}` is {kind}, but every stage of a run over several stages must be `ps` of a constant above 0"
                     ));
                 }
@@ -570,10 +646,10 @@ impl Validator<'_> {
             .map(|r| self.p.stages[r.base].name.clone());
         if mode != RunMode::Plain || growing.is_some() {
             match shared {
-                Some(name) => self.err(format!(
+                Some(name) => self.err("shared-stage-mode", format!(
                     "a run on the shared stage `{name}` must be plain: no `prefill`/`decode` mode and no `growing`"
                 )),
-                None => self.err("run modes (`prefill`/`decode`) and `growing` need step stages, which are not supported yet"),
+                None => self.err("unsupported", "run modes (`prefill`/`decode`) and `growing` need step stages, which are not supported yet"),
             }
         }
         if let Some(g) = growing {
@@ -600,12 +676,12 @@ impl Validator<'_> {
         self.expr(e, Moment::Session);
         if let Some(x) = e.constant_value() {
             if x.is_nan() {
-                self.err(format!("{what} is NaN"));
+                self.err("amount", format!("{what} is NaN"));
             } else if x < 0.0 {
-                self.err(format!(
-                    "{what} is negative ({}); an amount is 0 or more",
-                    num(x)
-                ));
+                self.err(
+                    "amount",
+                    format!("{what} is negative ({}); an amount is 0 or more", num(x)),
+                );
             }
         }
     }
@@ -618,11 +694,14 @@ impl Validator<'_> {
             ("pool", self.p.pools.len())
         };
         if r.count == 0 || r.base.checked_add(r.count).is_none_or(|end| end > len) {
-            self.err(format!(
-                "{word} reference {}..{} out of range ({len} {word}s)",
-                r.base,
-                r.base.saturating_add(r.count)
-            ));
+            self.err(
+                "ir-structure",
+                format!(
+                    "{word} reference {}..{} out of range ({len} {word}s)",
+                    r.base,
+                    r.base.saturating_add(r.count)
+                ),
+            );
             return false;
         }
         let name = ref_text(self.p, r, is_stage);
@@ -634,23 +713,29 @@ impl Validator<'_> {
         .to_string();
         match &r.index {
             None if r.count > 1 => {
-                self.err(format!("{word} `{name}` is an array; index it"));
+                self.err("index", format!("{word} `{name}` is an array; index it"));
             }
             None => {}
             Some(i) => {
                 self.expr(i, moment);
                 if let Some(x) = i.constant_value() {
                     if !is_whole_at_least(x, 0.0) {
-                        self.err(format!(
-                            "{word} `{family}`: index {} is not a whole number ≥ 0",
-                            num(x)
-                        ));
+                        self.err(
+                            "index",
+                            format!(
+                                "{word} `{family}`: index {} is not a whole number ≥ 0",
+                                num(x)
+                            ),
+                        );
                     } else if x >= r.count as f64 {
-                        self.err(format!(
-                            "{word} `{family}`: index {} out of range (count {})",
-                            num(x),
-                            r.count
-                        ));
+                        self.err(
+                            "index",
+                            format!(
+                                "{word} `{family}`: index {} out of range (count {})",
+                                num(x),
+                                r.count
+                            ),
+                        );
                     }
                 }
             }
@@ -662,31 +747,43 @@ impl Validator<'_> {
         match e {
             Expr::Num(x) => {
                 if x.is_nan() {
-                    self.err("a number in the IR is NaN");
+                    self.err("constant", "a number in the IR is NaN");
                 }
             }
             Expr::Attr(slot) => {
                 if *slot >= self.p.attrs.len() {
-                    self.err(format!("attribute slot {slot} out of range"));
+                    self.err(
+                        "ir-structure",
+                        format!("attribute slot {slot} out of range"),
+                    );
                 } else if moment == Moment::PsCapacity {
-                    self.err(format!(
-                        "a ps capacity cannot read the session attribute `{}`",
-                        self.p.attrs[*slot]
-                    ));
+                    self.err(
+                        "moment",
+                        format!(
+                            "a ps capacity cannot read the session attribute `{}`",
+                            self.p.attrs[*slot]
+                        ),
+                    );
                 }
             }
             Expr::Ctx(Ctx::N) if moment != Moment::PsCapacity => {
-                self.err("the context variable `present` exists only in a ps capacity");
+                self.err(
+                    "moment",
+                    "the context variable `present` exists only in a ps capacity",
+                );
             }
             Expr::Ctx(_) => {}
             Expr::Sample(d, args) => {
                 if args.len() != d.arity() {
-                    self.err(format!(
-                        "`~{}` takes {} argument(s), got {}",
-                        d.name(),
-                        d.arity(),
-                        args.len()
-                    ));
+                    self.err(
+                        "arity",
+                        format!(
+                            "`~{}` takes {} argument(s), got {}",
+                            d.name(),
+                            d.arity(),
+                            args.len()
+                        ),
+                    );
                     return;
                 }
                 args.iter().for_each(|a| self.expr(a, moment));
@@ -711,15 +808,18 @@ impl Validator<'_> {
         match f.signature() {
             FunKind::Pure(n) => {
                 if args.len() != n {
-                    self.err(format!(
-                        "`{name}` takes {n} argument(s), got {}",
-                        args.len()
-                    ));
+                    self.err(
+                        "arity",
+                        format!("`{name}` takes {n} argument(s), got {}", args.len()),
+                    );
                 }
                 for a in args {
                     match a {
                         Arg::Expr(e) => self.expr(e, moment),
-                        _ => self.err(format!("`{name}` takes numbers, not a pool or stage")),
+                        _ => self.err(
+                            "arity",
+                            format!("`{name}` takes numbers, not a pool or stage"),
+                        ),
                     }
                 }
             }
@@ -734,7 +834,7 @@ impl Validator<'_> {
                     }
                     _ => {
                         let word = if is_stage { "stage" } else { "pool" };
-                        self.err(format!("`{name}` takes 1 argument(s), one {word}"));
+                        self.err("arity", format!("`{name}` takes 1 argument(s), one {word}"));
                     }
                 }
             }
@@ -746,7 +846,7 @@ impl Validator<'_> {
         let c = |i: usize| args.get(i).and_then(Expr::constant_value);
         let name = d.name();
         let bad = |this: &mut Self, what: String| {
-            this.err(format!("`~{name}` parameter {what}"));
+            this.err("distribution", format!("`~{name}` parameter {what}"));
         };
         for (i, x) in args
             .iter()

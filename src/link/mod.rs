@@ -319,30 +319,8 @@ impl<'a> Linker<'a> {
             Some((b, i)) => self.spans.get(b).and_then(|s| s.get(i)).copied(),
             None => self.span_named_by(&e.message),
         };
-        let m = e.message.as_str();
-        let (rule, help) = if m.contains("every stage of a run over several stages") {
-            (
-                "shared-stage-kind",
-                Some("declare the stage `ps(φ)` with a constant φ above 0, or run it on its own"),
-            )
-        } else if m.contains("named twice in one run") {
-            (
-                "shared-stage-twice",
-                Some("run over different stage families, or make the run one stage"),
-            )
-        } else if m.contains("`share`") {
-            ("share", None)
-        } else if m.contains("index") {
-            ("index", None)
-        } else if m.contains("outside a hold") || m.contains("does not take that pool") {
-            ("hold-scope", None)
-        } else if m.contains("negative") || m.contains("NaN") {
-            ("amount", None)
-        } else {
-            ("link", None)
-        };
-        let d = Diagnostic::new(rule, span.unwrap_or_default(), m);
-        match help {
+        let d = Diagnostic::new(e.rule, span.unwrap_or_default(), e.message.as_str());
+        match e.help {
             Some(h) => d.with_help(h),
             None => d,
         }
