@@ -51,6 +51,19 @@ pub struct PoolState {
     /// Rejections over the whole run.
     pub rejected: u64,
     holders: u64,
+    /// How many times units came back: `used` can only fall when this moves.
+    returns: u64,
+    /// The queue head that did not fit, the pool it did not fit in, and that
+    /// pool's `returns` then: while they stand, the head still does not fit.
+    blocked: Option<Blocked>,
+}
+
+/// Why a queue head whose units read no state did not fit (see `try_admit`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Blocked {
+    head: u32,
+    on: u32,
+    returns: u64,
 }
 
 impl PoolState {
@@ -67,6 +80,8 @@ impl PoolState {
             admissions: 0,
             rejected: 0,
             holders: 0,
+            returns: 0,
+            blocked: None,
         }
     }
 
@@ -94,6 +109,7 @@ impl PoolState {
     /// Units come back; `counted` is the returning session's whole holding.
     fn give_back(&mut self, now: f64, units: f64, counted: u32) {
         self.used_avg.add(now, -units);
+        self.returns += 1;
         if counted > 0 {
             self.holders -= u64::from(counted);
             self.holders_avg.set(now, self.holders as f64);
@@ -223,7 +239,7 @@ impl World<'_> {
                 any = true;
             }
             while let Some(&slot) = self.pools[p].queue.front() {
-                if !self.try_admit(slot)? {
+                if self.still_blocked(p, slot) || !self.try_admit(slot)? {
                     break;
                 }
                 any = true;
@@ -234,6 +250,17 @@ impl World<'_> {
             next = p + 1;
         }
         Ok(any)
+    }
+
+    /// Whether the head `slot` of pool `p`'s queue provably still does not
+    /// fit: its units read neither the clock nor an observable, so it can
+    /// only come to fit once the pool it did not fit in gets units back.
+    /// Pools with many waiters are retried after every event; this keeps
+    /// those retries from re-evaluating every head.
+    fn still_blocked(&self, p: usize, slot: u32) -> bool {
+        self.pools[p]
+            .blocked
+            .is_some_and(|b| b.head == slot && self.pools[b.on as usize].returns == b.returns)
     }
 
     /// Admits the waiting hold of session `slot` (the head of its first
@@ -253,12 +280,18 @@ impl World<'_> {
             Stmt::Hold { pools, .. } => pools.as_slice(),
             _ => &[],
         };
+        let first = members[0] as usize;
         let mut units: SmallVec<[f64; 4]> = SmallVec::new();
         for (hp, &p) in hold_pools.iter().zip(&members) {
             let (u, r) = self.units_of(slot, at, hp)?;
             let pool = &self.pools[p as usize];
             // Amounts are never NaN (checked), so `>` is the negation of "fits".
             if pool.used() + u.max(r) > pool.cap {
+                self.pools[first].blocked = self.static_holds[at.0][at.1].then_some(Blocked {
+                    head: slot,
+                    on: p,
+                    returns: pool.returns,
+                });
                 return Ok(false);
             }
             units.push(u);

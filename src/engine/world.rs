@@ -46,6 +46,10 @@ pub struct World<'p> {
     /// Stage members by IR index.
     pub stages: Vec<StageState>,
     /// Pool members by IR index.
+    /// For every statement (by block, index): a `hold` whose units and
+    /// reserves read no state (see `Expr::reads_state`), so a head that did
+    /// not fit stays so until units come back.
+    pub static_holds: Vec<Vec<bool>>,
     pub pools: Vec<PoolState>,
     /// Pools with waiters.
     pub waiting: Waiting,
@@ -124,6 +128,11 @@ impl<'p> World<'p> {
                 .pools
                 .iter()
                 .map(|p| PoolState::new(p.cap, warmup))
+                .collect(),
+            static_holds: prog
+                .blocks
+                .iter()
+                .map(|b| b.iter().map(is_static_hold).collect())
                 .collect(),
             waiting: Waiting::new(prog.pools.len()),
             flows: FlowSystem::new(capacity, prog.share.unwrap_or(Share::MaxMin)),
@@ -623,6 +632,17 @@ fn members<'n>(names: impl Iterator<Item = &'n str>) -> Vec<Option<usize>> {
         start = end;
     }
     out
+}
+
+/// Whether a statement is a `hold` whose units and reserves read no state.
+fn is_static_hold(stmt: &crate::ir::Stmt) -> bool {
+    use crate::ir::{Expr, Stmt};
+    match stmt {
+        Stmt::Hold { pools, .. } => pools
+            .iter()
+            .all(|hp| !hp.1.reads_state() && !hp.2.as_ref().is_some_and(Expr::reads_state)),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -42,8 +42,6 @@ impl Expr {
         found
     }
 
-    /// Calls `f` on this expression and every sub-expression (index
-    /// expressions of references included).
     /// Whether the expression nests more than `limit` levels (a leaf is one
     /// level). Recurses at most `limit` deep, whatever the expression.
     pub fn deeper_than(&self, limit: usize) -> bool {
@@ -69,6 +67,23 @@ impl Expr {
         }
     }
 
+    /// Whether its value can change while nothing but the clock moves:
+    /// it reads `now`, `present`, an observable, or draws. An expression
+    /// without these depends on numbers and the session's attributes only.
+    pub fn reads_state(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| {
+            found |= match e {
+                Expr::Ctx(_) | Expr::Sample(..) => true,
+                Expr::Call(f, _) => !matches!(f.signature(), super::super::FunKind::Pure(_)),
+                _ => false,
+            }
+        });
+        found
+    }
+
+    /// Calls `f` on this expression and every sub-expression (index
+    /// expressions of references included).
     pub(super) fn visit(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
         match self {
