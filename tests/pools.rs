@@ -312,3 +312,43 @@ fn a_closed_replacement_runs_before_the_waiters_of_the_ended_session() {
     assert_eq!(samples(&r, "replacement_done"), [2.0]);
     assert!(samples(&r, "waiter_done").is_empty());
 }
+
+#[test]
+fn a_waiting_head_whose_units_read_the_clock_is_evaluated_again_at_every_pass() {
+    // cap 10. Session 0 holds 6 on [0, 10]. Session 1 asks for
+    // `now >= 1 ? 4 : 5`: 6 + 5 > 10 at 0, so it waits. Session 2's delay
+    // ends at 1: the pass after that event finds 6 + 4 = 10, which fits,
+    // although no units came back.
+    let r = run("pool p { cap 10; } stage d : delay;
+        workload { arrive batch(3); }
+        session {
+          branch (serial == 2) { run d (1); end; }
+          hold p (serial == 0 ? 6 : (now >= 1 ? 4 : 5)) {
+            observe admitted = now;
+            run d (10);
+          }
+        }
+        run { horizon 20; }")
+    .unwrap();
+    assert_eq!(samples(&r, "admitted"), [0.0, 1.0]);
+}
+
+#[test]
+fn a_multi_pool_head_blocked_on_its_second_pool_is_admitted_when_that_pool_gets_units_back() {
+    // Session 0 holds q (8) on [0, 3]. Session 1 asks p (1), q (5) at 0.5
+    // (after session 0 was admitted): p has room, q has 2, so it waits in
+    // p's queue. At 3 q gets 8 back and the head fits: admitted at 3.
+    let r = run("pool p { cap 10; } pool q { cap 10; } stage d : delay;
+        workload { arrive batch(2); }
+        session {
+          branch (serial == 0) { hold q (8) { run d (3); } end; }
+          run d (0.5);
+          hold p (1), q (5) { observe admitted = now; run d (1); }
+        }
+        run { horizon 20; }")
+    .unwrap();
+    assert_eq!(samples(&r, "admitted"), [3.0]);
+    // The wait is recorded at the first pool only: 3 - 0.5.
+    assert_eq!(r.pools[0].mean_wait, Some(2.5));
+    assert_eq!(r.pools[1].mean_wait, Some(0.0));
+}
