@@ -443,6 +443,26 @@ impl World<'_> {
         Ok(())
     }
 
+    /// The pool member `r` names now and the innermost hold frame (and its
+    /// entry) that holds it, or the run-time error of a `what` (`grow`,
+    /// `load`) outside a hold of that pool.
+    fn held_for(
+        &mut self,
+        slot: u32,
+        at: (usize, usize),
+        r: &CRef,
+        what: &str,
+    ) -> Result<(u32, usize, usize), RunError> {
+        let p = self.member_in(slot, at, r, "pool")? as u32;
+        match self.find_held(slot, p) {
+            Some((h, i)) => Ok((p, h, i)),
+            None => {
+                let name = self.prog.pool_name(r.base);
+                Err(self.session_error(slot, at, format!("{what} outside a hold of pool `{name}`")))
+            }
+        }
+    }
+
     /// `grow p (d);`: at once if it fits, else the session stalls.
     pub fn grow(
         &mut self,
@@ -451,15 +471,7 @@ impl World<'_> {
         r: &CRef,
         e: &Expr,
     ) -> Result<Step, RunError> {
-        let p = self.member_in(slot, at, r, "pool")? as u32;
-        let Some((h, i)) = self.find_held(slot, p) else {
-            let name = self.prog.pool_name(r.base);
-            return Err(self.session_error(
-                slot,
-                at,
-                format!("grow outside a hold of pool `{name}`"),
-            ));
-        };
+        let (p, h, i) = self.held_for(slot, at, r, "grow")?;
         let d = self.eval_in(slot, at, e)?;
         let d = check_amount("the grow", d).map_err(|m| self.session_error(slot, at, m))?;
         self.sessions[slot as usize].pools_mut().wait = Wait::Grow {
@@ -505,15 +517,7 @@ impl World<'_> {
         r: &CRef,
         e: &Expr,
     ) -> Result<(), RunError> {
-        let p = self.member_in(slot, at, r, "pool")? as u32;
-        let Some((h, i)) = self.find_held(slot, p) else {
-            let name = self.prog.pool_name(r.base);
-            return Err(self.session_error(
-                slot,
-                at,
-                format!("load outside a hold of pool `{name}`"),
-            ));
-        };
+        let (_, h, i) = self.held_for(slot, at, r, "load")?;
         let n = self.eval_in(slot, at, e)?;
         let n = check_amount("the load", n).map_err(|m| self.session_error(slot, at, m))?;
         let held = self.sessions[slot as usize].pools_mut().holds[h].pools[i];
