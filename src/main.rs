@@ -55,18 +55,8 @@ enum Command {
         file: FileArg,
         #[command(flatten)]
         sets: SetArgs,
-        /// Seed of every random stream (replaces `run { seed S; }`).
-        #[arg(long, value_name = "S")]
-        seed: Option<u64>,
-        /// Stop before any event later than T (replaces or supplies `horizon`).
-        #[arg(long, value_name = "T")]
-        horizon: Option<f64>,
-        /// Measure over [T, end] only (replaces `warmup`).
-        #[arg(long, value_name = "T")]
-        warmup: Option<f64>,
-        /// Stop after N open arrivals and end when the last session ends.
-        #[arg(long, value_name = "N")]
-        arrivals: Option<u64>,
+        #[command(flatten)]
+        options: RunOptionArgs,
         /// Print the report as one JSON object (the reference report's field names).
         #[arg(long)]
         json: bool,
@@ -120,18 +110,8 @@ enum Command {
         /// Replications per point.
         #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
         replications: u32,
-        /// Base seed (replaces `run { seed S; }`).
-        #[arg(long, value_name = "S")]
-        seed: Option<u64>,
-        /// Stop before any event later than T (replaces or supplies `horizon`).
-        #[arg(long, value_name = "T")]
-        horizon: Option<f64>,
-        /// Measure over [T, end] only (replaces `warmup`).
-        #[arg(long, value_name = "T")]
-        warmup: Option<f64>,
-        /// Stop after N open arrivals and end when the last session ends.
-        #[arg(long, value_name = "N")]
-        arrivals: Option<u64>,
+        #[command(flatten)]
+        options: RunOptionArgs,
         /// Write the rows to OUT instead of standard output.
         #[arg(long, value_name = "OUT")]
         out: Option<PathBuf>,
@@ -225,6 +205,37 @@ impl SetArgs {
     }
 }
 
+/// The flags that replace a program's `run { … }` options.
+#[derive(Args)]
+struct RunOptionArgs {
+    /// Seed of every random stream (replaces `run { seed S; }`); the base
+    /// seed of replications.
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// Stop before any event later than T (replaces or supplies `horizon`).
+    #[arg(long, value_name = "T")]
+    horizon: Option<f64>,
+    /// Measure over [T, end] only (replaces `warmup`).
+    #[arg(long, value_name = "T")]
+    warmup: Option<f64>,
+    /// Stop after N open arrivals and end when the last session ends.
+    #[arg(long, value_name = "N")]
+    arrivals: Option<u64>,
+}
+
+impl RunOptionArgs {
+    /// These options and the `--set` values as overrides.
+    fn overrides(self, sets: SetArgs) -> Overrides {
+        Overrides {
+            sets: sets.sets,
+            horizon: self.horizon,
+            warmup: self.warmup,
+            seed: self.seed,
+            arrivals: self.arrivals,
+        }
+    }
+}
+
 /// Parses one `--set NAME=VALUE`.
 fn parse_set(pair: &str) -> Result<(String, f64), String> {
     let Some((name, value)) = pair.split_once('=') else {
@@ -269,10 +280,7 @@ fn execute(command: Command) -> Result<(), Failure> {
             sets,
             grid,
             replications,
-            seed,
-            horizon,
-            warmup,
-            arrivals,
+            options,
             out,
             format,
             plot,
@@ -280,13 +288,7 @@ fn execute(command: Command) -> Result<(), Failure> {
             y,
         } => sweep(SweepArgs {
             file,
-            overrides: Overrides {
-                sets: sets.sets,
-                horizon,
-                warmup,
-                seed,
-                arrivals,
-            },
+            overrides: options.overrides(sets),
             grid,
             replications: replications as usize,
             out,
@@ -328,22 +330,13 @@ fn execute(command: Command) -> Result<(), Failure> {
         Command::Run {
             file,
             sets,
-            seed,
-            horizon,
-            warmup,
-            arrivals,
+            options,
             json,
             samples,
             replications,
         } => {
             let input = Input::read(&file.path)?;
-            let overrides = Overrides {
-                sets: sets.sets,
-                horizon,
-                warmup,
-                seed,
-                arrivals,
-            };
+            let overrides = options.overrides(sets);
             let program = input.compile(&overrides)?;
             if let Some(r) = replications {
                 let replicated = serq::study::replicate(&program, r as usize).map_err(|e| {
