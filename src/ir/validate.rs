@@ -233,7 +233,7 @@ impl Validator<'_> {
                 StageKind::Fifo(c) => {
                     if *c == 0 {
                         self.err(
-                            "stage-kind",
+                            "fifo-servers",
                             format!(
                                 "stage `{}`: fifo servers must be a positive integer, found 0",
                                 stage.name

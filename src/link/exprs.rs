@@ -163,7 +163,9 @@ impl Linker<'_> {
             "now" => {
                 return match m {
                     Moment::Session | Moment::PsCapacity => ir::Expr::Ctx(ir::Ctx::Now),
-                    Moment::Constant => self.refuse(span, "`now` is not a constant".into()),
+                    Moment::Constant => {
+                        self.refuse("not-constant", span, "`now` is not a constant".into())
+                    }
                     Moment::Renewal => self.refuse_renewal(span),
                 };
             }
@@ -172,6 +174,7 @@ impl Linker<'_> {
                     ir::Expr::Ctx(ir::Ctx::N)
                 } else {
                     self.refuse(
+                        "moment",
                         span,
                         format!(
                             "the context variable `present` is read in {}, but it exists only in a ps capacity",
@@ -203,11 +206,13 @@ impl Linker<'_> {
             return match m {
                 Moment::Session => ir::Expr::Attr(slot),
                 Moment::Constant => self.refuse(
+                    "not-constant",
                     span,
                     format!("`{n}` is not a constant (it is a session attribute)"),
                 ),
                 Moment::Renewal => self.refuse_renewal(span),
                 Moment::PsCapacity => self.refuse(
+                    "moment",
                     span,
                     format!("a ps capacity cannot read the session attribute `{n}`"),
                 ),
@@ -215,6 +220,7 @@ impl Linker<'_> {
         }
         if let Some((_, place)) = names::TIER2_CONTEXT.iter().find(|(w, _)| *w == n) {
             return self.refuse(
+                "moment",
                 span,
                 format!(
                     "`{n}` is read in {}, but it exists only in {place} (not supported yet)",
@@ -237,13 +243,15 @@ impl Linker<'_> {
         ir::Expr::Num(0.0)
     }
 
-    fn refuse(&mut self, span: Span, message: String) -> ir::Expr {
-        self.err(Diagnostic::new("moment", span, message));
+    /// Reports a fault of `rule` and stands a 0 in for the expression.
+    fn refuse(&mut self, rule: &'static str, span: Span, message: String) -> ir::Expr {
+        self.err(Diagnostic::new(rule, span, message));
         ir::Expr::Num(0.0)
     }
 
     fn refuse_renewal(&mut self, span: Span) -> ir::Expr {
         self.refuse(
+            "renewal",
             span,
             "renewal arrival may use only constants and sampled distributions (no attribute, `now` or observable)".into(),
         )
@@ -265,6 +273,7 @@ impl Linker<'_> {
             match m {
                 Moment::Constant => {
                     return self.refuse(
+                        "not-constant",
                         span,
                         format!(
                             "`{}` reads the running system and is not a constant",
@@ -296,6 +305,7 @@ impl Linker<'_> {
                 _ => {
                     let word = if is_stage { "stage" } else { "pool" };
                     return self.refuse(
+                        "arity",
                         args[0].span,
                         format!("`{}` takes a {word}, not an expression", f.name),
                     );
@@ -313,6 +323,7 @@ impl Linker<'_> {
         }
         if names::TIER2_FUNCTIONS.contains(&f.name.as_str()) {
             return self.refuse(
+                "unsupported",
                 f.span,
                 format!("`{}` is a Tier-2 observable, not supported yet", f.name),
             );
@@ -337,6 +348,7 @@ impl Linker<'_> {
 
     fn arity(&mut self, f: &Ident, want: usize, got: usize) -> ir::Expr {
         self.refuse(
+            "arity",
             f.span,
             format!("`{}` takes {want} argument(s), got {got}", f.name),
         )
