@@ -150,9 +150,13 @@ fn parameter_error(dist: Dist, what: &str, x: f64) -> String {
     format!("`~{}`: parameter {what} is {x}, out of range", dist.name())
 }
 
-/// `-mean·ln(1 - u)`: an exponential draw by inversion.
+/// `-mean·ln(1 - u)`: an exponential of `mean` by inversion of the uniform `u`.
+pub fn exponential_of(mean: f64, u: f64) -> f64 {
+    -mean * (1.0 - u).ln()
+}
+
 fn exponential(mean: f64, cx: &mut Cx<'_>) -> f64 {
-    -mean * (1.0 - cx.uniform()).ln()
+    exponential_of(mean, cx.uniform())
 }
 
 fn sample(dist: Dist, args: &[Expr], cx: &mut Cx<'_>) -> Result<f64, String> {

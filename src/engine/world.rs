@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use super::eval::{Cx, eval};
+use super::eval::{Cx, eval, exponential_of};
 use super::events::{EventKind, EventQueue};
 use super::flows::{FlowId, FlowSystem};
 use super::pools::{PoolState, Waiting};
@@ -347,9 +347,8 @@ impl<'p> World<'p> {
                 {
                     let next = match self.prog.arrival {
                         Arrival::Poisson(rate) => {
-                            self.now
-                                - (1.0 / rate)
-                                    * (1.0 - self.arrival_rng.uniform(&mut self.first_draws)).ln()
+                            let u = self.arrival_rng.uniform(&mut self.first_draws);
+                            self.now + exponential_of(1.0 / rate, u)
                         }
                         _ => self.renewal_gap()?,
                     };

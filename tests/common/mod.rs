@@ -8,11 +8,9 @@ use serq::report::Report;
 /// Parses and links a program's source text (panics with the diagnostics
 /// if it does not link: the engine's tests only run valid programs).
 pub fn compile(source: &str) -> serq::ir::Program {
-    let (ast, diags) = serq::syntax::parse(source);
-    assert!(diags.is_empty(), "parse errors: {diags:?}");
-    match serq::link::link(&ast, source, &Default::default()) {
+    match serq::compile_source(source, &serq::Overrides::default()) {
         Ok(program) => program,
-        Err(diags) => panic!("link errors: {diags:?}"),
+        Err(diags) => panic!("does not compile: {diags:?}"),
     }
 }
 
