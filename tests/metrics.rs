@@ -11,9 +11,9 @@ use metrics_example::{metrics_json, variant_names};
 use serq::ir::{Expr, Stmt};
 
 /// Every `Stmt` variant, in declaration order (serde's order).
-const STMT_NAMES: [&str; 12] = [
-    "Set", "Observe", "Turn", "End", "Hold", "Grow", "Load", "Release", "Run", "Branch", "Loop",
-    "Choose",
+const STMT_NAMES: [&str; 13] = [
+    "Set", "Observe", "Turn", "End", "Hold", "Grow", "Load", "Release", "Drop", "Run", "Branch",
+    "Loop", "Choose",
 ];
 
 /// The name of a statement's variant. Exhaustive: a new variant does not
@@ -28,10 +28,11 @@ fn stmt_name(s: &Stmt) -> &'static str {
         Stmt::Grow(..) => STMT_NAMES[5],
         Stmt::Load(..) => STMT_NAMES[6],
         Stmt::Release(..) => STMT_NAMES[7],
-        Stmt::Run { .. } => STMT_NAMES[8],
-        Stmt::Branch(..) => STMT_NAMES[9],
-        Stmt::Loop(..) => STMT_NAMES[10],
-        Stmt::Choose { .. } => STMT_NAMES[11],
+        Stmt::Drop(..) => STMT_NAMES[8],
+        Stmt::Run { .. } => STMT_NAMES[9],
+        Stmt::Branch(..) => STMT_NAMES[10],
+        Stmt::Loop(..) => STMT_NAMES[11],
+        Stmt::Choose { .. } => STMT_NAMES[12],
     }
 }
 

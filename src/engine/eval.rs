@@ -74,6 +74,12 @@ pub fn eval(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, String> {
         },
         Expr::Ctx(Ctx::Now) => cx.now,
         Expr::Ctx(Ctx::N) => cx.present,
+        Expr::Ctx(c) => {
+            return Err(format!(
+                "the context variable `{}` is not supported yet",
+                c.word()
+            ));
+        }
         Expr::Sample(dist, args) => sample(*dist, args, cx)?,
         Expr::Call(fun, args) => call(*fun, args, cx)?,
         Expr::Unary(op, a) => op.apply(eval(a, cx)?),
@@ -118,6 +124,14 @@ fn call(fun: Fun, args: &[Arg], cx: &mut Cx<'_>) -> Result<f64, String> {
             let a = x(cx, 0)?;
             let b = if args.len() > 1 { x(cx, 1)? } else { f64::NAN };
             fun.apply_pure(a, b).unwrap_or(f64::NAN)
+        }
+        Fun::CachedIn
+        | Fun::BudgetLeft
+        | Fun::EstLambda
+        | Fun::EstRho
+        | Fun::EstWait
+        | Fun::Price => {
+            return Err(format!("`{}` is not supported yet", fun.name()));
         }
         Fun::Queue | Fun::Busy | Fun::Work => {
             let Some(Arg::Stage(r)) = args.first() else {

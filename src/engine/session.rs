@@ -476,6 +476,9 @@ impl World<'_> {
             Stmt::Grow(r, e) => return self.grow(slot, at, r, e),
             Stmt::Load(r, e) => self.load(slot, at, r, e)?,
             Stmt::Release(r) => self.release(slot, at, r)?,
+            Stmt::Drop(_) => {
+                return Err(self.session_error(slot, at, "`drop` is not supported yet".into()));
+            }
             Stmt::Run {
                 stage,
                 mode,

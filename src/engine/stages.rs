@@ -177,7 +177,8 @@ impl StageState {
                 StageKind::Ps(Expr::Num(phi)) => *phi,
                 _ => f64::NAN,
             }),
-            StageKind::Delay => Service::Delay(Slots::default()),
+            // The validator refuses step stages until the serving engine lands.
+            StageKind::Delay | StageKind::Step(_) => Service::Delay(Slots::default()),
             StageKind::Fifo(c) => Service::Fifo {
                 servers: *c,
                 busy: Slots::default(),

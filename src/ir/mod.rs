@@ -8,6 +8,7 @@
 
 mod ops;
 mod real;
+mod real_opt;
 mod validate;
 
 use serde::{Deserialize, Serialize};
@@ -75,7 +76,13 @@ pub const SLOT_SERIAL: usize = 1;
 pub const SLOT_TURN: usize = 2;
 
 /// A linked program.
+///
+/// The JSON reader refuses a field it does not know (docs/ir.md §1): a
+/// misspelt or newer field would otherwise be dropped and the program run
+/// wrongly. Tier-2 fields are left out of the JSON when they hold their
+/// default, so a kernel program's IR reads as it did before they existed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Program {
     /// Always [`IR_VERSION`].
     pub version: u32,
@@ -111,14 +118,39 @@ pub struct Program {
     /// The sharing policy of flows; present exactly when some run has a non-empty `also`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share: Option<Share>,
+    /// Attribute slots named by `hidden` (spec §8.5): the scheduler may not
+    /// read them. The validator checks every read; the engine ignores it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<usize>,
+    /// The workload's trace (spec §8.7), when it replays one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSpec>,
     /// Source positions, parallel to `blocks` (one per statement), when the
     /// program came from source text. Used by run-time errors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub positions: Option<Vec<Vec<Position>>>,
 }
 
+/// A workload trace: which file the sessions replay, and how (spec §8.7).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    /// The CSV file as written in `trace "…"` (or given by an override);
+    /// a relative path is resolved against the program file's directory.
+    pub path: String,
+    /// `ordered`: session i replays corpus session i mod n; otherwise each
+    /// session draws its corpus session from the trace stream.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ordered: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// A line and column (both from 1) in the program's source text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Position {
     /// Line, from 1.
     pub line: u32,
@@ -127,17 +159,106 @@ pub struct Position {
 }
 
 /// A counted resource (one member of a pool family).
+///
+/// Every option but `cap` is Tier 2 (spec §8.3) and left out of the JSON
+/// when it holds its default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Pool {
     /// The family's name (every member of `x[N]` is named `x`).
     pub name: String,
     /// Capacity in units (`inf` by default).
     #[serde(with = "real")]
     pub cap: f64,
+    /// `block b`: allocations round up to multiples of b, cached entries down.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "real_opt")]
+    pub block: Option<f64>,
+    /// The order cached entries are evicted in.
+    #[serde(default, skip_serializing_if = "Evict::is_lru")]
+    pub evict: Evict,
+    /// What a growth that does not fit does.
+    #[serde(default, skip_serializing_if = "Preempt::is_none")]
+    pub preempt: Preempt,
+    /// `queue by (k…)`: the waiting hold with the smallest key tuple is the
+    /// head; `None` is `queue fifo` (join order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<Vec<Expr>>,
+    /// `spill T via L (w) when (c)`: where evicted pieces go.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spill: Option<Spill>,
+    /// `admit via E`: the stage member (a step stage) whose iterations admit
+    /// this pool member's queue, instead of the settle's admission pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admit_via: Option<usize>,
+}
+
+impl Pool {
+    /// A pool of capacity `cap` with every Tier-2 option at its default.
+    pub fn with_cap(name: impl Into<String>, cap: f64) -> Pool {
+        Pool {
+            name: name.into(),
+            cap,
+            block: None,
+            evict: Evict::Lru,
+            preempt: Preempt::None,
+            queue: None,
+            spill: None,
+            admit_via: None,
+        }
+    }
+}
+
+/// The order in which a pool evicts cached entries (spec §8.3).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum Evict {
+    /// Oldest release first, ties by release order.
+    #[default]
+    Lru,
+    /// Ascending key tuple at the Evict moment, ties by release order.
+    By(Vec<Expr>),
+}
+
+impl Evict {
+    fn is_lru(&self) -> bool {
+        matches!(self, Evict::Lru)
+    }
+}
+
+/// What a growth that does not fit does (spec §8.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Preempt {
+    /// The grower stalls until a release makes room.
+    #[default]
+    None,
+    /// The most recently admitted holder (a resident of the engine whose
+    /// memory this is, for such a pool) is preempted until the growth fits.
+    Lifo,
+}
+
+impl Preempt {
+    fn is_none(&self) -> bool {
+        matches!(self, Preempt::None)
+    }
+}
+
+/// `spill T via L (w) when (c)` (spec §8.3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spill {
+    /// The pool member that receives the evicted pieces.
+    pub to: usize,
+    /// The stage member a job of work `work` runs on per piece.
+    pub via: usize,
+    /// The work of that job (Evict moment, `size` = the piece).
+    pub work: Expr,
+    /// Whether a piece spills (Evict moment); non-zero spills.
+    pub when: Expr,
 }
 
 /// A stage (one member of a stage family).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Stage {
     /// The family's name.
     pub name: String,
@@ -154,6 +275,38 @@ pub enum StageKind {
     Fifo(u32),
     /// Processor sharing of capacity φ (an expression that may read `present`).
     Ps(Expr),
+    /// Tier 2: an engine that runs iterations over its residents (spec §8.1).
+    Step(Step),
+}
+
+/// A step stage: its budget, cost, chunk, serve order and memory (spec §8.1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// Tokens an iteration may schedule (Budget moment); `inf` by default.
+    pub budget: Expr,
+    /// How long an iteration lasts (Step moment); required in the language.
+    pub cost: Expr,
+    /// The most tokens one prefill takes in an iteration (Budget moment);
+    /// 0 (the default) or less is no cap.
+    pub chunk: Expr,
+    /// The order residents take tokens in.
+    pub serve: Serve,
+    /// The pool member whose units the residents' `kv_decode`/`kv_prefill`
+    /// count and whose preemptions pick this engine's residents.
+    #[serde(default)]
+    pub memory: Option<usize>,
+}
+
+/// The order in which a step stage's residents take tokens (spec §8.1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Serve {
+    /// Ascending key tuple (Serve moment), ties in admission order; an empty
+    /// tuple is `serve admission`, `serve decode first` is
+    /// `By([decoding ? 0 : 1])`.
+    By(Vec<Expr>),
+    /// `serve exclusive prefill`: a prefill, once served, is served alone.
+    ExclusivePrefill,
 }
 
 /// The sharing policy for flows (runs over several stages).
@@ -192,6 +345,7 @@ pub enum Arrival {
 
 /// A reference to a pool or stage member: family `base..base+count`, member `index`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CRef {
     /// Index of the family's first member in `pools` or `stages`.
     pub base: usize,
@@ -218,6 +372,7 @@ pub struct HoldPool(pub CRef, pub Expr, pub Option<Expr>);
 
 /// A statement.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum Stmt {
     /// `set x = e;` (attribute slot, value).
     Set(usize, Expr),
@@ -227,12 +382,22 @@ pub enum Stmt {
     Turn,
     /// `end;`
     End,
-    /// `hold p (u) [reserve (r)], … { body } [lease p (t)]`.
+    /// `hold p (u) [reserve (r)], … [reuse (ρ)] { body } [cache (ℓ)] [lease p (t)]`
+    /// (`at admission` bindings are substituted by the linker).
     Hold {
         /// The pools in the hold's order; the first one's queue is where it waits.
         pools: Vec<HoldPool>,
+        /// Tier 2: at most this many units of the session's own cached entry
+        /// are consumed in each pool at admission (spec §8.4); `None` is no
+        /// limit (0.1.0 consumes the entry with or without `reuse`, Q9).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reuse: Option<Expr>,
         /// The body's block.
         body: usize,
+        /// Tier 2: at release, `min(ℓ, computed)` units become the session's
+        /// cached entry in each pool (spec §8.4); `None` caches nothing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache: Option<Expr>,
         /// The pool kept as a lease at the end of the body, and the lease's length.
         lease: Option<(CRef, Expr)>,
     },
@@ -242,6 +407,8 @@ pub enum Stmt {
     Load(CRef, Expr),
     /// `release p;`
     Release(CRef),
+    /// Tier 2: `drop p;` discards the session's live cached entry in p.
+    Drop(CRef),
     /// `run s [, s2 …] (w);`
     Run {
         /// The first stage.
@@ -292,13 +459,69 @@ pub enum Expr {
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
 }
 
-/// A context variable (Tier 1: the clock and a ps stage's job count).
+/// A context variable: readable only at its moment (spec §5.4). The Tier-2
+/// ones are named as the language writes them (docs/ir.md §Expressions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Ctx {
     /// `now`: the clock.
     Now,
     /// `present`: jobs at the ps stage whose capacity is being evaluated.
     N,
+    /// `size`: the units of the cached entry (or piece) at the Evict moment.
+    Size,
+    /// `age`: now − the entry's release time (Evict moment).
+    Age,
+    /// `last`: the entry's release time (Evict moment).
+    Last,
+    /// `waiting`: 1 if the entry's session waits in a pool's queue (Evict moment).
+    Waiting,
+    /// `waited`: time the hold has spent in the queue (a `queue by` key).
+    Waited,
+    /// `residents`: the step stage's residents (Budget, Serve, Step moments).
+    Residents,
+    /// `decoders`: decode residents (Budget, Serve; Step: those given tokens).
+    Decoders,
+    /// `kv_decode`: units decode residents hold in the engine's memory.
+    KvDecode,
+    /// `kv_prefill`: units prefill residents hold in the engine's memory.
+    KvPrefill,
+    /// `tokens`: tokens the iteration scheduled (Step moment).
+    Tokens,
+    /// `prefilled`: prefill tokens the iteration scheduled (Step moment).
+    Prefilled,
+    /// `attention`: Σ over prefill chunks of n·(K + n/2) (Step moment).
+    Attention,
+    /// `decoding`: 1 for a decode resident, else 0 (Serve moment).
+    Decoding,
+    /// `admission`: the resident's admission sequence number (Serve moment).
+    Admission,
+    /// `remaining`: the resident's tokens left (Serve moment).
+    Remaining,
+}
+
+impl Ctx {
+    /// The variable as the language writes it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Ctx::Now => "now",
+            Ctx::N => "present",
+            Ctx::Size => "size",
+            Ctx::Age => "age",
+            Ctx::Last => "last",
+            Ctx::Waiting => "waiting",
+            Ctx::Waited => "waited",
+            Ctx::Residents => "residents",
+            Ctx::Decoders => "decoders",
+            Ctx::KvDecode => "kv_decode",
+            Ctx::KvPrefill => "kv_prefill",
+            Ctx::Tokens => "tokens",
+            Ctx::Prefilled => "prefilled",
+            Ctx::Attention => "attention",
+            Ctx::Decoding => "decoding",
+            Ctx::Admission => "admission",
+            Ctx::Remaining => "remaining",
+        }
+    }
 }
 
 /// A distribution.
@@ -374,6 +597,18 @@ pub enum Fun {
     Holders,
     /// `queued(p)`: holds waiting in the pool's queue.
     Queued,
+    /// `cachedin(p)`: the session's own live cached units in the pool.
+    CachedIn,
+    /// `budget_left(s)`: a step stage's budget less what its residents would take.
+    BudgetLeft,
+    /// `est_lambda(s)`: the online estimate of the stage's arrival rate.
+    EstLambda,
+    /// `est_rho(s)`: the online estimate of the stage's load, at most 0.99.
+    EstRho,
+    /// `est_wait(s)`: the online estimate of the stage's wait.
+    EstWait,
+    /// `price(s, s_hit, ds)`: the estimated cost of a cache miss at the stage.
+    Price,
 }
 
 impl Fun {
@@ -396,6 +631,12 @@ impl Fun {
             Fun::Free => "free",
             Fun::Holders => "holders",
             Fun::Queued => "queued",
+            Fun::CachedIn => "cachedin",
+            Fun::BudgetLeft => "budget_left",
+            Fun::EstLambda => "est_lambda",
+            Fun::EstRho => "est_rho",
+            Fun::EstWait => "est_wait",
+            Fun::Price => "price",
         }
     }
     /// What the function's arguments are.
@@ -403,12 +644,19 @@ impl Fun {
         match self {
             Fun::Min | Fun::Max | Fun::Pow => FunKind::Pure(2),
             Fun::Abs | Fun::Floor | Fun::Ceil | Fun::Sqrt | Fun::Exp | Fun::Ln => FunKind::Pure(1),
-            Fun::Queue | Fun::Busy | Fun::Work => FunKind::OfStage,
-            Fun::Used | Fun::Free | Fun::Holders | Fun::Queued => FunKind::OfPool,
+            Fun::Queue
+            | Fun::Busy
+            | Fun::Work
+            | Fun::BudgetLeft
+            | Fun::EstLambda
+            | Fun::EstRho
+            | Fun::EstWait => FunKind::OfStage,
+            Fun::Used | Fun::Free | Fun::Holders | Fun::Queued | Fun::CachedIn => FunKind::OfPool,
+            Fun::Price => FunKind::OfStageAnd(2),
         }
     }
     /// Every function, in a fixed order.
-    pub const ALL: [Fun; 16] = [
+    pub const ALL: [Fun; 22] = [
         Fun::Min,
         Fun::Max,
         Fun::Abs,
@@ -425,6 +673,12 @@ impl Fun {
         Fun::Free,
         Fun::Holders,
         Fun::Queued,
+        Fun::CachedIn,
+        Fun::BudgetLeft,
+        Fun::EstLambda,
+        Fun::EstRho,
+        Fun::EstWait,
+        Fun::Price,
     ];
 }
 
@@ -437,6 +691,8 @@ pub enum FunKind {
     OfStage,
     /// One pool reference.
     OfPool,
+    /// One stage reference, then that many expressions (`price`).
+    OfStageAnd(usize),
 }
 
 /// An argument of a call.

@@ -94,7 +94,13 @@ impl Fun {
             | Fun::Used
             | Fun::Free
             | Fun::Holders
-            | Fun::Queued => return None,
+            | Fun::Queued
+            | Fun::CachedIn
+            | Fun::BudgetLeft
+            | Fun::EstLambda
+            | Fun::EstRho
+            | Fun::EstWait
+            | Fun::Price => return None,
         })
     }
 }

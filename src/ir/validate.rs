@@ -146,7 +146,28 @@ impl Validator<'_> {
                 ),
             );
         }
+        if !p.hidden.is_empty() || p.trace.is_some() {
+            self.err(
+                "unsupported",
+                "`hidden` attributes and `trace` workloads are not supported yet",
+            );
+        }
         for pool in &p.pools {
+            if pool.block.is_some()
+                || pool.evict != super::Evict::Lru
+                || pool.preempt != super::Preempt::None
+                || pool.queue.is_some()
+                || pool.spill.is_some()
+                || pool.admit_via.is_some()
+            {
+                self.err(
+                    "unsupported",
+                    format!(
+                        "pool `{}`: the options `block`, `evict`, `preempt`, `queue`, `spill` and `admit via` are not supported yet",
+                        pool.name
+                    ),
+                );
+            }
             if pool.cap.is_nan() {
                 self.err("constant", format!("pool `{}`: cap is NaN", pool.name));
             } else if pool.cap < 0.0 {
@@ -241,6 +262,13 @@ impl Validator<'_> {
                         );
                     }
                 }
+                StageKind::Step(_) => self.err(
+                    "unsupported",
+                    format!(
+                        "stage `{}`: the stage kind `step` is not supported yet",
+                        stage.name
+                    ),
+                ),
                 StageKind::Ps(phi) => {
                     self.expr(phi, Moment::PsCapacity);
                     if let Some(x) = phi.constant_value() {
@@ -459,7 +487,25 @@ impl Validator<'_> {
                 self.expr(e, Moment::Session);
             }
             Stmt::Turn | Stmt::End => {}
-            Stmt::Hold { pools, body, lease } => self.hold(pools, *body, lease.as_ref(), holds),
+            Stmt::Hold {
+                pools,
+                reuse,
+                body,
+                cache,
+                lease,
+            } => {
+                if reuse.is_some() || cache.is_some() {
+                    self.err(
+                        "unsupported",
+                        "`reuse` and `cache` on a hold (prefix caching) are not supported yet",
+                    );
+                }
+                self.hold(pools, *body, lease.as_ref(), holds)
+            }
+            Stmt::Drop(_) => self.err(
+                "unsupported",
+                "`drop` (prefix caching) is not supported yet",
+            ),
             Stmt::Grow(r, e) | Stmt::Load(r, e) => {
                 let word = if matches!(stmt, Stmt::Grow(..)) {
                     "grow"
@@ -632,6 +678,7 @@ impl Validator<'_> {
                         }
                         StageKind::Fifo(_) => Some("`fifo`".to_string()),
                         StageKind::Delay => Some("`delay`".to_string()),
+                        StageKind::Step(_) => Some("`step`".to_string()),
                     });
                 if let Some(kind) = bad {
                     self.err_help("shared-stage-kind", "declare the stage `ps(φ)` with a constant φ above 0, or run it on its own", format!(
@@ -947,7 +994,7 @@ fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
             out.extend(index(r));
             out.push(e);
         }
-        Stmt::Release(r) => out.extend(index(r)),
+        Stmt::Release(r) | Stmt::Drop(r) => out.extend(index(r)),
         Stmt::Run {
             stage,
             work,

@@ -209,10 +209,9 @@ impl Linker<'_> {
                     count,
                     span,
                 });
-                self.ir_pools.extend((0..count).map(|_| ir::Pool {
-                    name: fam_name.clone(),
-                    cap: f64::INFINITY,
-                }));
+                self.ir_pools.extend(
+                    (0..count).map(|_| ir::Pool::with_cap(fam_name.clone(), f64::INFINITY)),
+                );
             }
         }
     }

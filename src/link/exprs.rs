@@ -448,6 +448,7 @@ impl Arity for ir::FunKind {
         match self {
             ir::FunKind::Pure(n) => n,
             ir::FunKind::OfStage | ir::FunKind::OfPool => 1,
+            ir::FunKind::OfStageAnd(n) => n + 1,
         }
     }
 }

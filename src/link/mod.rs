@@ -173,6 +173,8 @@ pub fn link(
         seed: options.seed,
         arrivals: options.arrivals,
         share: l.share.map(|(s, _)| s),
+        hidden: Vec::new(),
+        trace: None,
         positions: Some(positions),
     };
     match program.validate() {

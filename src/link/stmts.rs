@@ -154,7 +154,9 @@ impl Linker<'_> {
                 }
                 ir::Stmt::Hold {
                     pools: hold_pools,
+                    reuse: None,
                     body,
+                    cache: None,
                     lease,
                 }
             }

@@ -4,7 +4,7 @@
 //! Architecture invariant: reads only the IR; numbers print by `f64`'s
 //! `Display` (shortest round-trip, so the same program gives the same bytes).
 
-use crate::ir::{Arg, Arrival, BinOp, CRef, Ctx, Expr, Program, StageKind, UnOp};
+use crate::ir::{Arg, Arrival, BinOp, CRef, Expr, Program, StageKind, UnOp};
 
 /// A stage's kind as the language writes it: `delay`, `fifo(c)` or `ps(φ)`.
 pub fn kind(program: &Program, kind: &StageKind) -> String {
@@ -12,6 +12,7 @@ pub fn kind(program: &Program, kind: &StageKind) -> String {
         StageKind::Delay => "delay".to_string(),
         StageKind::Fifo(c) => format!("fifo({c})"),
         StageKind::Ps(phi) => format!("ps({})", expr(program, phi)),
+        StageKind::Step(_) => "step".to_string(),
     }
 }
 
@@ -62,8 +63,7 @@ fn write_expr(program: &Program, e: &Expr, outer: u8, out: &mut String) {
     match e {
         Expr::Num(x) => out.push_str(&number(*x)),
         Expr::Attr(slot) => out.push_str(program.attrs.get(*slot).map_or("?", String::as_str)),
-        Expr::Ctx(Ctx::Now) => out.push_str("now"),
-        Expr::Ctx(Ctx::N) => out.push_str("present"),
+        Expr::Ctx(c) => out.push_str(c.word()),
         Expr::Sample(dist, args) => {
             out.push('~');
             out.push_str(dist.name());

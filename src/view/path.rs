@@ -197,6 +197,7 @@ impl Walker<'_> {
                 | Stmt::Grow(..)
                 | Stmt::Load(..)
                 | Stmt::Release(..)
+                | Stmt::Drop(..)
                 | Stmt::Choose { .. } => {}
             }
         }

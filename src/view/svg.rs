@@ -190,6 +190,7 @@ fn kind_class(program: &Program, base: usize) -> &'static str {
         StageKind::Delay => "delay",
         StageKind::Fifo(_) => "fifo",
         StageKind::Ps(_) => "ps",
+        StageKind::Step(_) => "step",
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! Architecture invariant: pure functions of the IR; no rule is decided here.
 
-use super::super::{Arg, CRef, Ctx, Expr, Program, UnOp};
+use super::super::{Arg, CRef, Expr, Program, UnOp};
 
 impl Expr {
     /// The value of an expression that reads nothing a run provides (no
@@ -149,8 +149,7 @@ pub(super) fn expr_text(p: &Program, e: &Expr) -> String {
             .get(*s)
             .cloned()
             .unwrap_or_else(|| format!("attr{s}")),
-        Expr::Ctx(Ctx::Now) => "now".into(),
-        Expr::Ctx(Ctx::N) => "present".into(),
+        Expr::Ctx(c) => c.word().into(),
         Expr::Sample(d, a) => format!(
             "~{}({})",
             d.name(),
