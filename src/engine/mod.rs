@@ -14,6 +14,7 @@ mod rng;
 mod session;
 mod stages;
 mod stats;
+mod unsupported;
 mod world;
 
 use crate::ir::Program;
@@ -130,5 +131,13 @@ pub fn run_counted(
     program: &Program,
     options: &mut RunOptions<'_>,
 ) -> Result<(Report, SessionCounts), RunError> {
+    if let Some(message) = unsupported::unsupported(program) {
+        return Err(RunError {
+            message,
+            at: None,
+            session: None,
+            time: 0.0,
+        });
+    }
     world::World::new(program).run(options)
 }

@@ -146,28 +146,7 @@ impl Validator<'_> {
                 ),
             );
         }
-        if !p.hidden.is_empty() || p.trace.is_some() {
-            self.err(
-                "unsupported",
-                "`hidden` attributes and `trace` workloads are not supported yet",
-            );
-        }
         for pool in &p.pools {
-            if pool.block.is_some()
-                || pool.evict != super::Evict::Lru
-                || pool.preempt != super::Preempt::None
-                || pool.queue.is_some()
-                || pool.spill.is_some()
-                || pool.admit_via.is_some()
-            {
-                self.err(
-                    "unsupported",
-                    format!(
-                        "pool `{}`: the options `block`, `evict`, `preempt`, `queue`, `spill` and `admit via` are not supported yet",
-                        pool.name
-                    ),
-                );
-            }
             if pool.cap.is_nan() {
                 self.err("constant", format!("pool `{}`: cap is NaN", pool.name));
             } else if pool.cap < 0.0 {
@@ -262,13 +241,8 @@ impl Validator<'_> {
                         );
                     }
                 }
-                StageKind::Step(_) => self.err(
-                    "unsupported",
-                    format!(
-                        "stage `{}`: the stage kind `step` is not supported yet",
-                        stage.name
-                    ),
-                ),
+                // The serving engine's rules for step stages come with its front end.
+                StageKind::Step(_) => {}
                 StageKind::Ps(phi) => {
                     self.expr(phi, Moment::PsCapacity);
                     if let Some(x) = phi.constant_value() {
@@ -494,18 +468,13 @@ impl Validator<'_> {
                 cache,
                 lease,
             } => {
-                if reuse.is_some() || cache.is_some() {
-                    self.err(
-                        "unsupported",
-                        "`reuse` and `cache` on a hold (prefix caching) are not supported yet",
-                    );
-                }
+                // The serving engine's rules for these come with its front end.
+                let _ = (reuse, cache);
                 self.hold(pools, *body, lease.as_ref(), holds)
             }
-            Stmt::Drop(_) => self.err(
-                "unsupported",
-                "`drop` (prefix caching) is not supported yet",
-            ),
+            Stmt::Drop(r) => {
+                self.cref(r, false, Moment::Session);
+            }
             Stmt::Grow(r, e) | Stmt::Load(r, e) => {
                 let word = if matches!(stmt, Stmt::Grow(..)) {
                     "grow"
@@ -966,6 +935,14 @@ fn children(s: &Stmt) -> Vec<usize> {
         Stmt::Branch(_, t, e) => vec![*t, *e],
         Stmt::Loop(b) => vec![*b],
         _ => Vec::new(),
+    }
+}
+
+impl Stmt {
+    /// Every expression of this statement, references' indices included
+    /// (not the expressions of its inner blocks).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        stmt_exprs(self)
     }
 }
 

@@ -84,7 +84,7 @@ impl Expr {
 
     /// Calls `f` on this expression and every sub-expression (index
     /// expressions of references included).
-    pub(super) fn visit(&self, f: &mut dyn FnMut(&Expr)) {
+    pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
         match self {
             Expr::Num(_) | Expr::Attr(_) | Expr::Ctx(_) => {}
