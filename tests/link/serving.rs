@@ -405,10 +405,40 @@ fn a_set_of_live_state_read_by_a_later_header_is_refused() {
         &["`room` reads free(p)", "header of a hold on `p`"],
     );
     assert!(d.help.unwrap().contains("at admission (room = …)"));
-    // Another pool, or the attribute set again from plain values, is fine.
-    linked(&with_b(
-        "pool p {} pool q {} stage d : delay; session { set room = free(q); hold p (room) { run d (1); } set room = 1; hold q (room) { run d (1); } }",
-    ));
+    // As in 0.1.0 (each line checked against pyserq 0.1.0): any observable
+    // counts, of any pool or stage; the header is the units, reserves,
+    // reuse and cache, bindings substituted; a branch's block sees the
+    // sets before it, a hold's body does not, and an inner set does not
+    // change what the outer block sees.
+    let lint = |session: &str| {
+        with_b(&format!(
+            "pool p {{ cap 10; }} pool q {{}} stage d : fifo; session {{ {session} }}"
+        ))
+    };
+    for refused_session in [
+        "set b = used(q); hold p (b) { run d (1); }",
+        "set b = queue(d); hold p (1) reserve (b) { run d (1); }",
+        "set b = est_wait(d); hold p (1) { run d (1); } cache (b)",
+        "set b = used(p); hold p (x) at admission (x = b) { run d (1); }",
+        "set b = used(p); branch (1) { hold p (b) { run d (1); } }",
+        "set b = used(p); hold p (1) { set b = 1; run d (1); } hold p (b) { run d (1); }",
+    ] {
+        refused_for(
+            &lint(refused_session),
+            "set-then-header",
+            &["reads", "header"],
+        );
+    }
+    for linked_session in [
+        "set b = now; hold p (b) { run d (1); }",
+        "set b = used(p); set b = 2; hold p (b) { run d (1); }",
+        "set b = used(p); hold p (1) { run d (1); } lease p (b);",
+        "set b = used(p); hold p (1) at admission (x = b) { run d (1); }",
+        "branch (serial == 0) { set b = used(p); } hold p (b) { run d (1); }",
+        "set b = used(p); hold p (1) { hold p (b) { run d (1); } }",
+    ] {
+        linked(&lint(linked_session));
+    }
 }
 
 #[test]
