@@ -67,21 +67,22 @@ impl Reader<'_> {
 
     fn read_library(&mut self, written: &str, span: Span, dir: &Path, out: &mut Vec<Item>) {
         let tried = dir.join(written);
+        let cannot_read = |e: std::io::Error| {
+            Diagnostic::new(
+                "use",
+                span,
+                format!(
+                    "cannot read `{}` (`use \"{written}\"`): {e}",
+                    tried.display()
+                ),
+            )
+            .with_label("this library")
+            .with_help("a library's path is relative to the file that says `use`")
+        };
         let canonical = match tried.canonicalize() {
             Ok(c) => c,
             Err(e) => {
-                self.diags.push(
-                    Diagnostic::new(
-                        "use",
-                        span,
-                        format!(
-                            "cannot read `{}` (`use \"{written}\"`): {e}",
-                            tried.display()
-                        ),
-                    )
-                    .with_label("this library")
-                    .with_help("a library's path is relative to the file that says `use`"),
-                );
+                self.diags.push(cannot_read(e));
                 return;
             }
         };
@@ -100,17 +101,7 @@ impl Reader<'_> {
         let text = match std::fs::read_to_string(&canonical) {
             Ok(t) => t,
             Err(e) => {
-                self.diags.push(
-                    Diagnostic::new(
-                        "use",
-                        span,
-                        format!(
-                            "cannot read `{}` (`use \"{written}\"`): {e}",
-                            tried.display()
-                        ),
-                    )
-                    .with_label("this library"),
-                );
+                self.diags.push(cannot_read(e));
                 return;
             }
         };

@@ -7,7 +7,7 @@
 //! every earlier one, so a span once made always names the same file.
 
 use super::ast::Span;
-use super::diagnostic::{Diagnostic, line_col};
+use super::diagnostic::{Diagnostic, floor_char_boundary, line_col};
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, Config, termcolor::NoColor};
@@ -124,13 +124,6 @@ impl Sources {
         }
         String::from_utf8_lossy(&out.into_inner()).into_owned()
     }
-}
-
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 #[cfg(test)]
