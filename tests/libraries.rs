@@ -99,3 +99,19 @@ fn a_program_given_as_text_cannot_use() {
             .contains("reads a file next to the program, and this program was given as text")
     );
 }
+
+#[test]
+fn serq_check_reads_libraries_beside_the_file_and_shows_a_librarys_line() {
+    let serq = |name: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_serq"))
+            .args(["check".as_ref(), fixture(name).as_os_str()])
+            .output()
+            .expect("the serq binary runs")
+    };
+    assert!(serq("main.sq").status.success());
+    let out = serq("error_inside.sq");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown_name.sq:2:19"), "{stderr}");
+    assert!(stderr.contains("1 error(s) in"), "{stderr}");
+}
