@@ -509,3 +509,44 @@ fn drop_links_to_its_pool() {
     let p = linked(&with_b("pool kv {} session { drop kv; }"));
     assert_eq!(p.blocks[2][0], Stmt::Drop(cref(0, 1, None)));
 }
+
+#[test]
+fn the_serving_conformance_cases_compile_or_are_refused_for_their_rule() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/t2");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/conformance/t2 holds the serving cases")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sq"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() >= 50, "{} cases", paths.len());
+    let mut failures = Vec::new();
+    for path in &paths {
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let expected: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(path.with_extension("expected.json")).unwrap(),
+        )
+        .unwrap();
+        // From the file, so `use` and the trace resolve beside the case.
+        let result = serq::compile_file(path, &Overrides::default());
+        if expected["error"] == true {
+            let Err(e) = result else {
+                failures.push(format!("{name}: compiles, but the reference refuses it"));
+                continue;
+            };
+            let text = e.to_string().to_lowercase();
+            let words: Vec<String> = expected["message_contains"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w.as_str().unwrap().to_lowercase())
+                .collect();
+            if text.contains("not supported") || words.iter().any(|w| !text.contains(w)) {
+                failures.push(format!("{name}: want {words:?}, got {text}"));
+            }
+        } else if let Err(e) = result {
+            failures.push(format!("{name}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
