@@ -10,7 +10,7 @@ use std::process::Command;
 const TAIL: &str = " workload { arrive batch(1); } run { horizon 10; }";
 
 /// Compiles `src` (with [`TAIL`] appended) with the given sets.
-fn compile(src: &str, sets: &[(&str, f64)]) -> Result<ir::Program, Vec<Diagnostic>> {
+fn compile(src: &str, sets: &[(&str, f64)]) -> Result<ir::ValidProgram, Vec<Diagnostic>> {
     let overrides = Overrides {
         sets: sets.iter().map(|(n, x)| (n.to_string(), *x)).collect(),
         ..Overrides::default()
@@ -18,7 +18,7 @@ fn compile(src: &str, sets: &[(&str, f64)]) -> Result<ir::Program, Vec<Diagnosti
     compile_source(&format!("{src}{TAIL}"), &overrides)
 }
 
-fn linked(src: &str, sets: &[(&str, f64)]) -> ir::Program {
+fn linked(src: &str, sets: &[(&str, f64)]) -> ir::ValidProgram {
     compile(src, sets).unwrap_or_else(|d| panic!("link errors in {src:?}: {d:#?}"))
 }
 

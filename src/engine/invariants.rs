@@ -82,7 +82,7 @@ mod tests {
     use super::World;
     use crate::{Overrides, compile_source};
 
-    fn program(source: &str) -> crate::Program {
+    fn program(source: &str) -> crate::ValidProgram {
         compile_source(source, &Overrides::default()).expect("links")
     }
 

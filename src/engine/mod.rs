@@ -17,7 +17,7 @@ mod stats;
 mod unsupported;
 mod world;
 
-use crate::ir::Program;
+use crate::ir::ValidProgram;
 use crate::report::Report;
 
 /// A run-time error: the run stops and says where and who.
@@ -115,20 +115,20 @@ pub struct SessionCounts {
 }
 
 /// Runs a validated program to its horizon (or its `arrivals` drain).
-pub fn run(program: &Program) -> Result<Report, RunError> {
+pub fn run(program: &ValidProgram) -> Result<Report, RunError> {
     run_with(program, &mut RunOptions::default())
 }
 
 /// Runs a validated program as [`run`] does, watched and bounded by `options`
 /// (taken `&mut` because the progress callback is an `FnMut`).
-pub fn run_with(program: &Program, options: &mut RunOptions<'_>) -> Result<Report, RunError> {
+pub fn run_with(program: &ValidProgram, options: &mut RunOptions<'_>) -> Result<Report, RunError> {
     run_counted(program, options).map(|(report, _)| report)
 }
 
 /// As [`run_with`], and also how many sessions were created, ended and are
 /// still live at the end, for checks that the report alone cannot make.
 pub fn run_counted(
-    program: &Program,
+    program: &ValidProgram,
     options: &mut RunOptions<'_>,
 ) -> Result<(Report, SessionCounts), RunError> {
     if let Some(message) = unsupported::unsupported(program) {

@@ -12,7 +12,7 @@ use exprs::{num, ref_text};
 
 use super::{
     Arg, Arrival, BUILTIN_ATTRS, CRef, Ctx, Dist, Expr, Fun, FunKind, HoldPool, IR_VERSION,
-    MAX_CHOOSE_COUNT, MAX_SESSIONS_AT_ZERO, Program, RunMode, StageKind, Stmt,
+    MAX_CHOOSE_COUNT, MAX_SESSIONS_AT_ZERO, Program, RunMode, StageKind, Stmt, ValidProgram,
 };
 
 /// A rule the IR breaks.
@@ -88,8 +88,15 @@ struct Validator<'a> {
 }
 
 impl Program {
+    /// Checks every rule of a linked program and returns it as a
+    /// [`ValidProgram`], the form the engine runs, or every fault found.
+    pub fn validate(self) -> Result<ValidProgram, Vec<IrError>> {
+        self.check()?;
+        Ok(ValidProgram::checked(self))
+    }
+
     /// Checks every rule of a linked program; returns every fault found.
-    pub fn validate(&self) -> Result<(), Vec<IrError>> {
+    pub fn check(&self) -> Result<(), Vec<IrError>> {
         let mut v = Validator {
             p: self,
             errors: Vec::new(),

@@ -92,7 +92,7 @@ pub fn link(
     program: &ast::Program,
     source: &str,
     overrides: &Overrides,
-) -> Result<ir::Program, Vec<Diagnostic>> {
+) -> Result<ir::ValidProgram, Vec<Diagnostic>> {
     let mut l = Linker {
         items: &program.items,
         diags: Vec::new(),
@@ -178,7 +178,7 @@ pub fn link(
         positions: Some(positions),
     };
     match program.validate() {
-        Ok(()) => Ok(program),
+        Ok(valid) => Ok(valid),
         Err(errors) => Err(errors.into_iter().map(|e| l.diagnostic_of(&e)).collect()),
     }
 }
