@@ -1,21 +1,49 @@
 //! The simulation: runs a linked `ir::Program` and fills a `report::Report`.
 //!
+//! The store is a bevy_ecs `World`: every session, stage member, pool
+//! member and flow is an entity with components of one concern each; the
+//! clock, the event heap, the streams, the ready queue, the census, the
+//! flow solver and the compiled program are resources. The per-event path
+//! is systems named for domain events, called as plain functions over one
+//! fetched [`sim::Sim`] (docs/architecture.md has the table).
+//!
 //! Architecture invariant: the engine reads only the IR, never the AST;
-//! one seed gives one report, digit for digit. The per-event path is plain
-//! functions over the [`world::World`]; nothing in it allocates in steady
-//! state or iterates a hash map.
+//! one seed gives one report, digit for digit. Nothing on the per-event
+//! path allocates in steady state or iterates a hash map.
 
-mod eval;
+// Layers, bottom up (a file imports only files of its layer or below,
+// and tests/engine_layers.rs refuses an import cycle):
+// data: events, rng, stats, session, stage, pool, flow, resources, code, flows/
+mod code;
 mod events;
+mod flow;
 pub mod flows;
-mod invariants;
-mod pools;
+mod pool;
+mod resources;
 mod rng;
 mod session;
-mod stages;
+mod stage;
 mod stats;
+// evaluation and the systems' shared view of the world
+mod eval;
+mod sim;
+// systems, named for domain events
+mod admit;
+mod arrive;
+mod end_flow;
+mod end_job;
+mod end_lease;
+mod end_session;
+mod hold;
+mod issue_completions;
+mod run_job;
+mod settle;
+mod step_session;
+// the run loop and its batch systems
+mod invariants;
+mod report;
+mod run;
 mod unsupported;
-mod world;
 
 use crate::ir::ValidProgram;
 use crate::report::Report;
@@ -139,5 +167,5 @@ pub fn run_counted(
             time: 0.0,
         });
     }
-    world::World::new(program).run(options)
+    run::run(program, options)
 }
