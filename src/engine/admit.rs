@@ -8,9 +8,9 @@
 use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
-use super::RunError;
 use super::code::{Code, Stmt};
 use super::eval::eval;
+use super::interface::RunError;
 use super::pool::Blocked;
 use super::session::{Frame, FrameKind, Held, HoldFrame, Wait};
 use super::sim::{Sim, check_amount, lost};

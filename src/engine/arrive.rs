@@ -12,10 +12,10 @@ use smallvec::smallvec;
 use super::code::{Code, Stmt};
 use super::eval::{Cx, eval, exponential_of};
 use super::events::EventKind;
+use super::interface::{MAX_LIVE_SESSIONS, RunError};
 use super::rng::Purpose;
 use super::session::{Frame, FrameKind};
 use super::sim::{Sim, lost, stage_work};
-use super::{MAX_LIVE_SESSIONS, RunError};
 use crate::ir::{self, Arrival};
 
 /// The open workload's arrival event: a session arrives and the next

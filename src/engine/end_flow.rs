@@ -6,7 +6,7 @@
 
 use bevy_ecs::prelude::*;
 
-use super::RunError;
+use super::interface::RunError;
 use super::sim::{Sim, lost};
 
 /// The flow-system event of generation `generation`.

@@ -4,7 +4,7 @@
 //! Invariant: a ps finish whose generation is not the stage's current one
 //! is stale and does nothing (it still counts as an event).
 
-use super::RunError;
+use super::interface::RunError;
 use super::sim::{Sim, lost};
 use super::stage::{finish_job, finish_ps};
 

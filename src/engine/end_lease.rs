@@ -6,9 +6,9 @@
 
 use bevy_ecs::prelude::*;
 
-use super::RunError;
 use super::admit::admission_pass;
 use super::code::Code;
+use super::interface::RunError;
 use super::sim::Sim;
 
 /// The lease `id` of session `e` ends now.

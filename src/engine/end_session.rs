@@ -12,9 +12,9 @@
 
 use bevy_ecs::prelude::*;
 
-use super::RunError;
 use super::arrive::create_session;
 use super::code::Code;
+use super::interface::RunError;
 use super::sim::{Sim, lost};
 use crate::ir::Arrival;
 

@@ -9,12 +9,12 @@
 use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
-use super::RunError;
 use super::admit::{admission_pass, resume_grow, units_of};
 use super::code::{Code, Member, Stmt};
 use super::end_session::end_session;
 use super::eval::member;
 use super::events::EventKind;
+use super::interface::RunError;
 use super::session::{Lease, Wait};
 use super::sim::{Sim, check_amount, lost};
 

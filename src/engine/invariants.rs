@@ -9,9 +9,9 @@
 
 use bevy_ecs::prelude::*;
 
-use super::RunError;
 use super::code::Code;
 use super::flow::{FlowOf, Flows};
+use super::interface::RunError;
 use super::pool::PoolLevels;
 use super::resources::{Census, Clock, Members};
 use super::session::{Life, Vacant};

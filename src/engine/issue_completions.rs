@@ -6,10 +6,10 @@
 //! Invariant: a ps stage's capacity is evaluated here with `present` = its
 //! jobs, drawing from the machine's stream, once per issue.
 
-use super::RunError;
 use super::code::Code;
 use super::eval::{Cx, eval};
 use super::events::EventKind;
+use super::interface::RunError;
 use super::sim::{Sim, lost, stage_work};
 use super::stage::issue_ps_finish;
 

@@ -27,6 +27,7 @@ use super::end_lease::end_lease;
 use super::events::{EventKind, EventQueue};
 use super::flow::Flows;
 use super::flows::FlowSystem;
+use super::interface::{PROGRESS_EVERY, RunError, RunOptions, SessionCounts};
 use super::invariants::{Verdict, check_invariants};
 use super::pool::{PoolLevels, PoolStats, Waiters, Waiting};
 use super::report::{End, Output, fill_report};
@@ -36,7 +37,6 @@ use super::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
 use super::settle::settle;
 use super::sim::Sim;
 use super::stage::{Service, StageLoad, StageStats};
-use super::{PROGRESS_EVERY, RunError, RunOptions, SessionCounts};
 use crate::ir::{self, Arrival, Share, ValidProgram};
 use crate::report::Report;
 

@@ -8,11 +8,11 @@
 use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
-use super::RunError;
 use super::code::{Code, Stmt};
 use super::eval::{eval, member};
 use super::flow::FlowOf;
 use super::hold::Step;
+use super::interface::RunError;
 use super::sim::{Sim, check_amount, lost};
 use super::stage::{Service, join};
 

@@ -2,9 +2,9 @@
 //! admission pass, until neither does anything; then the completions are
 //! issued (spec §6.2).
 
-use super::RunError;
 use super::admit::admission_pass;
 use super::code::Code;
+use super::interface::RunError;
 use super::issue_completions::issue_completions;
 use super::sim::Sim;
 use super::step_session::step_session;

@@ -11,12 +11,12 @@
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemParam;
 
-use super::RunError;
 use super::code::Expr;
 use super::eval::{Cx, Fault, eval};
 use super::events::EventQueue;
 use super::flow::Flows;
 use super::flows::FlowSystem;
+use super::interface::RunError;
 use super::pool::{PoolLevels, PoolStats, Waiters, Waiting};
 use super::resources::{Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready};
 use super::rng::Streams;

@@ -18,11 +18,11 @@ use super::code::{Code, Expr, Stmt};
 use super::end_session::{LIVELOCK, end_session};
 use super::eval::{Cx, Fault, eval};
 use super::hold::{Step, end_hold, grow, join_hold, load, release};
+use super::interface::{MAX_CHOOSE_COUNT, RunError};
 use super::resources::ChooseScratch;
 use super::run_job::run_job;
 use super::session::{Frame, FrameKind};
 use super::sim::{Sim, lost, stage_work};
-use super::{MAX_CHOOSE_COUNT, RunError};
 use crate::ir;
 
 /// Where the session's loop stopped.
