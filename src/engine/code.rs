@@ -84,8 +84,32 @@ pub enum Expr {
     Attr(u32),
     /// `now`.
     Now,
+    /// A draw with constant parameters (checked by the validator).
+    Draw(Dist, f64, f64),
+    /// A binary operator (not `&&`, `||`) of two leaves.
+    Binary(BinOp, Leaf, Leaf),
     /// Anything else, as flat code.
     Ops(Box<[Op]>),
+}
+
+/// An operand that needs no code: a number, an attribute or the clock.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Leaf {
+    /// A number.
+    Num(f64),
+    /// An attribute by slot.
+    Attr(u32),
+    /// `now`.
+    Now,
+}
+
+fn leaf(e: &ir::Expr) -> Option<Leaf> {
+    match e {
+        ir::Expr::Num(x) => Some(Leaf::Num(*x)),
+        ir::Expr::Attr(slot) => Some(Leaf::Attr(*slot as u32)),
+        ir::Expr::Ctx(ir::Ctx::Now) => Some(Leaf::Now),
+        _ => None,
+    }
 }
 
 /// A reference to a member of a family `base..base + count`.
@@ -281,6 +305,19 @@ pub fn expr(e: &ir::Expr) -> Expr {
         ir::Expr::Num(x) => Expr::Num(*x),
         ir::Expr::Attr(slot) => Expr::Attr(*slot as u32),
         ir::Expr::Ctx(ir::Ctx::Now) => Expr::Now,
+        // The two most common shapes skip the stack machine.
+        ir::Expr::Sample(dist, args) if constant(args, 0).zip(constant(args, 1)).is_some() => {
+            let (a, b) = constant(args, 0).zip(constant(args, 1)).unwrap_or_default();
+            Expr::Draw(*dist, a, b)
+        }
+        ir::Expr::Binary(op, a, b)
+            if !matches!(op, BinOp::And | BinOp::Or) && leaf(a).is_some() && leaf(b).is_some() =>
+        {
+            match (leaf(a), leaf(b)) {
+                (Some(a), Some(b)) => Expr::Binary(*op, a, b),
+                _ => Expr::Num(f64::NAN),
+            }
+        }
         _ => {
             let mut ops = Vec::new();
             emit(e, &mut ops);
@@ -425,9 +462,6 @@ mod tests {
             key[0],
             Expr::Ops([Op::Attr(9), Op::ObserveAt(Observable::Queue, 0, 4)].into())
         );
-        assert_eq!(
-            key[1],
-            Expr::Ops([Op::SampleConst(Dist::Uniform, 0.0, 1.0)].into())
-        );
+        assert_eq!(key[1], Expr::Draw(Dist::Uniform, 0.0, 1.0));
     }
 }

@@ -11,7 +11,7 @@
 
 use smallvec::SmallVec;
 
-use super::code::{Expr, Member, Observable, Op};
+use super::code::{Expr, Leaf, Member, Observable, Op};
 use super::pool::PoolLevels;
 use super::rng::{FirstDraws, Stream};
 use super::stage::StageLoad;
@@ -97,6 +97,15 @@ impl Cx<'_> {
     }
 
     #[inline]
+    fn leaf(&self, l: Leaf) -> f64 {
+        match l {
+            Leaf::Num(x) => x,
+            Leaf::Attr(slot) => self.attr(slot),
+            Leaf::Now => self.now,
+        }
+    }
+
+    #[inline]
     fn attr(&self, slot: u32) -> f64 {
         // The validator keeps slots in range where attributes exist.
         self.attrs.get(slot as usize).copied().unwrap_or(f64::NAN)
@@ -128,6 +137,8 @@ pub fn eval(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, Fault> {
         Expr::Num(x) => Ok(*x),
         Expr::Attr(slot) => Ok(cx.attr(*slot)),
         Expr::Now => Ok(cx.now),
+        Expr::Draw(dist, a, b) => Ok(draw(*dist, *a, *b, cx)),
+        Expr::Binary(op, a, b) => Ok(op.apply(cx.leaf(*a), cx.leaf(*b))),
         Expr::Ops(ops) => run(ops, cx),
     }
 }
