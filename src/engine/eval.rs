@@ -236,7 +236,7 @@ fn sample(dist: Dist, a: f64, b: f64, cx: &mut Cx<'_>) -> Result<f64, Fault> {
     let bad = |what: &'static str, x: f64| Err(Fault::Parameter { dist, what, x });
     match dist {
         Dist::Det => {}
-        Dist::Exp if !(a >= 0.0) => return bad("mean", a),
+        Dist::Exp if a.is_nan() || a < 0.0 => return bad("mean", a),
         Dist::Exp => {}
         Dist::Uniform => {
             if b < a || a.is_nan() || b.is_nan() {
@@ -247,12 +247,12 @@ fn sample(dist: Dist, a: f64, b: f64, cx: &mut Cx<'_>) -> Result<f64, Fault> {
             if !(a >= 1.0 && a.fract() == 0.0 && a.is_finite()) {
                 return bad("k (a whole number >= 1)", a);
             }
-            if !(b >= 0.0) {
+            if b.is_nan() || b < 0.0 {
                 return bad("mean", b);
             }
         }
         Dist::H2 => {
-            if !(a >= 0.0) {
+            if a.is_nan() || a < 0.0 {
                 return bad("mean", a);
             }
             if b < 1.0 || b.is_nan() {

@@ -111,7 +111,7 @@ impl PoolLevels {
 
     /// Member `p` allocates `units` to one more holder at `now`.
     pub fn take(&mut self, stats: &mut PoolStats, p: usize, now: f64, units: f64) {
-        self.used[p] = self.used[p] + units;
+        self.used[p] += units;
         stats.used_avg.set(now, self.used[p]);
         self.holders[p] += 1.0;
         stats.holders_avg.set(now, self.holders[p]);
@@ -119,7 +119,7 @@ impl PoolLevels {
 
     /// A stalled grow of `units` is applied at `now`.
     pub fn grow(&mut self, stats: &mut PoolStats, p: usize, now: f64, units: f64) {
-        self.used[p] = self.used[p] + units;
+        self.used[p] += units;
         stats.used_avg.set(now, self.used[p]);
     }
 
@@ -132,7 +132,7 @@ impl PoolLevels {
         units: f64,
         counted: u32,
     ) {
-        self.used[p] = self.used[p] - units;
+        self.used[p] -= units;
         stats.used_avg.set(now, self.used[p]);
         self.returns[p] += 1;
         if counted > 0 {

@@ -216,7 +216,6 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
             }),
             Stmt::Choose { var, count, key } => {
                 let n = eval(count, &mut cx).map_err(|f| fail(at, f.to_string()))?;
-                drop(cx);
                 let best = choose_loop(
                     n,
                     *var as usize,
