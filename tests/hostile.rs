@@ -355,6 +355,15 @@ fn ir_of_another_version_is_refused() {
 }
 
 #[test]
+fn ir_of_a_later_version_is_refused_by_its_version_not_its_fields() {
+    // pyserq 0.1.0 writes IR version 9, which has fields version 8 lacks
+    // (`trace_ordered`): the message names the version, not the field.
+    let json = minimal_ir().replace(r#""version":8"#, r#""version":9,"trace_ordered":false"#);
+    let messages = ir_refused(&json);
+    assert_eq!(messages, ["IR version 9 (serq reads 8)"]);
+}
+
+#[test]
 fn deeply_nested_json_is_refused_before_it_is_read() {
     for depth in [2_000, 1_000_000] {
         let json = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
