@@ -10,7 +10,7 @@ mod events;
 pub mod flows;
 mod invariants;
 mod pools;
-mod rng;
+pub mod rng;
 mod session;
 mod stages;
 mod stats;
