@@ -1,0 +1,325 @@
+//! `compile`, `run` and `Program`: program text or IR to a validated
+//! program, and a run of it with the GIL released.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pyo3::exceptions::PyNotImplementedError;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use crate::errors::{CompileError, RunError};
+use crate::report::Report;
+
+/// What a program's diagnostics call program text given as `source=`.
+pub const SOURCE_NAME: &str = "<source>";
+
+/// A compiled program: its IR, with the name and text its run-time errors
+/// point into.
+#[pyclass(frozen, module = "serq._serq")]
+pub struct Program {
+    /// The validated IR.
+    pub ir: serq::Program,
+    /// The file's name, or `<source>`.
+    pub name: String,
+    /// The program text, when it came from text (IR has none).
+    pub source: Option<Arc<str>>,
+    /// The directory a relative trace is read against: the program file's
+    /// (as `serq run` does); `None` for text and IR read with `from_json`.
+    pub dir: Option<PathBuf>,
+}
+
+impl Program {
+    /// A run-time error of this program, rendered as `serq run` prints it.
+    pub fn run_error(&self, error: &serq::RunError) -> PyErr {
+        RunError::new_err(
+            serq::render_run_error(&self.ir, error, &self.name, self.source.as_deref())
+                .trim_end()
+                .to_string(),
+        )
+    }
+}
+
+#[pymethods]
+impl Program {
+    /// The IR as JSON, as `serq ir` prints it (version `IR_VERSION`).
+    fn to_json(&self) -> String {
+        self.ir.to_json()
+    }
+
+    /// The program whose IR `text` is (what `to_json` writes); it is
+    /// validated, and IR of another version is refused.
+    #[staticmethod]
+    fn from_json(py: Python<'_>, text: &str) -> PyResult<Program> {
+        let ir = py.detach(|| serq::compile_ir(text, &serq::Overrides::default()));
+        Ok(Program {
+            ir: ir.map_err(ir_errors)?,
+            name: "<json>".to_string(),
+            source: None,
+            dir: None,
+        })
+    }
+
+    /// The seed every replication of a study counts from.
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.ir.seed
+    }
+
+    /// The file's name (`<source>` for text, `<json>` for IR read with
+    /// `from_json`).
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<serq.Program {} seed {} horizon {}: {} stages, {} pools>",
+            self.name,
+            self.ir.seed,
+            self.ir.horizon,
+            self.ir.stages.len(),
+            self.ir.pools.len()
+        )
+    }
+
+    /// Pickles as its IR, name, text and directory (Ray and Dask send
+    /// programs to their workers this way).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Py<PyAny>, Bound<'py, PyTuple>)> {
+        let restore = crate::restorer(py, "_restore_program")?;
+        let state = (
+            self.ir.to_json(),
+            self.name.clone(),
+            self.source.as_deref().map(str::to_string),
+            self.dir.clone(),
+        );
+        Ok((restore, state.into_pyobject(py)?))
+    }
+}
+
+/// The IR errors of a program read from JSON, one a line.
+fn ir_errors(errors: Vec<serq::ir::IrError>) -> PyErr {
+    let lines: Vec<String> = errors.iter().map(|e| format!("error: {e}")).collect();
+    CompileError::new_err(lines.join("\n"))
+}
+
+/// Unpickles a [`Program`] (see `Program.__reduce__`).
+#[pyfunction]
+#[pyo3(name = "_restore_program")]
+pub fn restore_program(
+    py: Python<'_>,
+    ir: &str,
+    name: String,
+    source: Option<String>,
+    dir: Option<PathBuf>,
+) -> PyResult<Program> {
+    let ir = py
+        .detach(|| serq::compile_ir(ir, &serq::Overrides::default()))
+        .map_err(ir_errors)?;
+    Ok(Program {
+        ir,
+        name,
+        source: source.map(Arc::from),
+        dir,
+    })
+}
+
+/// `(name, value)` pairs of a mapping, in its order.
+pub fn mapping_pairs<'py, T>(mapping: Option<&Bound<'py, PyAny>>) -> PyResult<Vec<(String, T)>>
+where
+    T: for<'a> FromPyObject<'a, 'py, Error = PyErr>,
+{
+    let Some(mapping) = mapping else {
+        return Ok(Vec::new());
+    };
+    let mut pairs = Vec::new();
+    for item in mapping.call_method0("items")?.try_iter()? {
+        pairs.push(item?.extract::<(String, T)>()?);
+    }
+    Ok(pairs)
+}
+
+/// The overrides of `serq run` as `compile` takes them.
+pub struct Options<'py> {
+    /// `sets={NAME: value}`: `--set`.
+    pub sets: Option<Bound<'py, PyAny>>,
+    /// `defs={NAME: "expr"}`: `--def`.
+    pub defs: Option<Bound<'py, PyAny>>,
+    /// `--seed`.
+    pub seed: Option<u64>,
+    /// `--horizon`.
+    pub horizon: Option<f64>,
+    /// `--warmup`.
+    pub warmup: Option<f64>,
+    /// `--arrivals`.
+    pub arrivals: Option<u64>,
+    /// The workload's trace file.
+    pub trace: Option<PathBuf>,
+}
+
+impl Options<'_> {
+    /// serq's overrides; `defs` and `trace` are refused until serq has them.
+    pub fn overrides(&self) -> PyResult<serq::Overrides> {
+        let defs = mapping_pairs::<String>(self.defs.as_ref())?;
+        if !defs.is_empty() {
+            return Err(PyNotImplementedError::new_err(
+                "defs= is `--def NAME=EXPR`, which this serq does not have yet",
+            ));
+        }
+        if self.trace.is_some() {
+            return Err(PyNotImplementedError::new_err(
+                "trace= needs serq's trace loader, which this serq does not have yet",
+            ));
+        }
+        Ok(serq::Overrides {
+            sets: mapping_pairs::<f64>(self.sets.as_ref())?,
+            seed: self.seed,
+            horizon: self.horizon,
+            warmup: self.warmup,
+            arrivals: self.arrivals,
+        })
+    }
+}
+
+/// What a program is read from.
+pub enum Input {
+    /// A file: program text, or IR when its name ends in `.json`.
+    Path(PathBuf),
+    /// Program text.
+    Source(String),
+}
+
+impl Input {
+    /// Exactly one of `path` and `source`.
+    pub fn of(path: Option<PathBuf>, source: Option<String>) -> PyResult<Input> {
+        match (path, source) {
+            (Some(path), None) => Ok(Input::Path(path)),
+            (None, Some(source)) => Ok(Input::Source(source)),
+            _ => Err(pyo3::exceptions::PyValueError::new_err(
+                "compile takes exactly one of a path and a source",
+            )),
+        }
+    }
+
+    /// The program's name in diagnostics.
+    pub fn name(&self) -> String {
+        match self {
+            Input::Path(path) => path.display().to_string(),
+            Input::Source(_) => SOURCE_NAME.to_string(),
+        }
+    }
+
+    /// Reads, parses, links and validates with the GIL released.
+    pub fn compile(self, py: Python<'_>, overrides: &serq::Overrides) -> PyResult<Program> {
+        let name = self.name();
+        match self {
+            Input::Path(path) => {
+                let ir = py
+                    .detach(|| serq::compile_file(&path, overrides))
+                    .map_err(compile_error)?;
+                let is_ir = path.extension().is_some_and(|e| e == "json");
+                // compile_file read it a moment ago; a failure now is a race
+                // with a writer, and the text only serves error messages.
+                let source = (!is_ir)
+                    .then(|| std::fs::read_to_string(&path).ok())
+                    .flatten();
+                Ok(Program {
+                    ir,
+                    name,
+                    source: source.map(Arc::from),
+                    dir: Some(directory_of(&path)),
+                })
+            }
+            Input::Source(source) => {
+                let ir = py.detach(|| serq::compile_source(&source, overrides));
+                match ir {
+                    Ok(ir) => Ok(Program {
+                        ir,
+                        name,
+                        source: Some(Arc::from(source)),
+                        dir: None,
+                    }),
+                    Err(diagnostics) => Err(compile_error(serq::CompileError::Diagnostics {
+                        path: PathBuf::from(name),
+                        source,
+                        diagnostics,
+                    })),
+                }
+            }
+        }
+    }
+}
+
+/// The directory a file's relative paths are read against.
+fn directory_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// A compile error as the exception that carries its rendering.
+pub fn compile_error(error: serq::CompileError) -> PyErr {
+    CompileError::new_err(error.to_string())
+}
+
+/// `compile(path=None, *, source=None, sets={}, defs={}, seed=None,
+/// horizon=None, warmup=None, arrivals=None, trace=None)`: a program file
+/// (program text, or IR when its name ends in `.json`) or program text to
+/// a validated program, with the overrides of `serq run`: `sets` replaces
+/// `let` constants by name (`--set`), `defs` an expression definition's
+/// body (`--def`), `trace` the workload's trace file. A program that does
+/// not compile raises `CompileError` (a `ValueError`) whose text is every
+/// diagnostic.
+#[pyfunction]
+#[pyo3(signature = (path=None, *, source=None, sets=None, defs=None, seed=None,
+                    horizon=None, warmup=None, arrivals=None, trace=None))]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "pyserq's signature, keyword by keyword"
+)]
+pub fn compile<'py>(
+    py: Python<'py>,
+    path: Option<PathBuf>,
+    source: Option<String>,
+    sets: Option<Bound<'py, PyAny>>,
+    defs: Option<Bound<'py, PyAny>>,
+    seed: Option<u64>,
+    horizon: Option<f64>,
+    warmup: Option<f64>,
+    arrivals: Option<u64>,
+    trace: Option<PathBuf>,
+) -> PyResult<Program> {
+    let options = Options {
+        sets,
+        defs,
+        seed,
+        horizon,
+        warmup,
+        arrivals,
+        trace,
+    };
+    let overrides = options.overrides()?;
+    Input::of(path, source)?.compile(py, &overrides)
+}
+
+/// `run(program)`: simulates it and returns its `Report`. The GIL is
+/// released while it runs, so runs in threads proceed in parallel. A
+/// run-time error raises `RunError` (a `ValueError`).
+#[pyfunction]
+pub fn run(py: Python<'_>, program: &Program) -> PyResult<Report> {
+    let result = py.detach(|| serq::run(&program.ir));
+    let mut report = result.map_err(|e| program.run_error(&e))?;
+    report.source_name = program.name.clone();
+    Ok(Report::new(report))
+}
+
+/// `read_trace(path)`: a trace's sessions, each a list of its turns.
+#[pyfunction]
+pub fn read_trace(path: PathBuf) -> PyResult<Py<PyAny>> {
+    Err(PyNotImplementedError::new_err(format!(
+        "read_trace({}) needs serq's trace loader, which this serq does not have yet",
+        path.display()
+    )))
+}
