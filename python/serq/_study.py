@@ -154,7 +154,7 @@ def _output(columns: Sequence[str], rows: Sequence[Sequence[Optional[float]]], w
     if not frame:
         return records
     try:
-        import pandas
+        import pandas  # type: ignore[import-untyped]
     except ImportError as e:
         raise ImportError("frame=True needs pandas: pip install pandas (or serq[pandas])") from e
     return pandas.DataFrame.from_records(records, columns=list(columns))

@@ -81,7 +81,7 @@ pub fn replication(py: Python<'_>, program: &Program, k: usize) -> Replication {
 }
 
 /// The outcomes as serq's study takes them, in the order given.
-fn outcomes(list: &[PyRef<'_, Replication>]) -> Vec<Result<serq::Report, ReplicationError>> {
+fn in_order(list: &[PyRef<'_, Replication>]) -> Vec<Result<serq::Report, ReplicationError>> {
     list.iter().map(|r| r.outcome.clone()).collect()
 }
 
@@ -128,10 +128,10 @@ pub fn replicate_local(py: Python<'_>, program: &Program, replications: usize) -
 #[pyfunction]
 pub fn gather_replications(
     program: &Program,
-    outcomes_: Vec<PyRef<'_, Replication>>,
+    outcomes: Vec<PyRef<'_, Replication>>,
 ) -> PyResult<Rows> {
-    let replications = outcomes_.len();
-    let gathered = Sweep::gather(&[], replications, vec![Vec::new()], outcomes(&outcomes_));
+    let replications = outcomes.len();
+    let gathered = Sweep::gather(&[], replications, vec![Vec::new()], in_order(&outcomes));
     match gathered {
         Ok(sweep) => Ok(rows_of(&sweep)),
         Err(SweepError::Run { error, .. }) => Err(replication_error(program, &error)),
@@ -249,16 +249,16 @@ impl Grid {
         &self,
         replications: usize,
         points: Vec<Vec<f64>>,
-        outcomes_: Vec<PyRef<'_, Replication>>,
+        outcomes: Vec<PyRef<'_, Replication>>,
     ) -> PyResult<Rows> {
-        if outcomes_.len() != points.len() * replications {
+        if outcomes.len() != points.len() * replications {
             return Err(PyValueError::new_err(format!(
                 "{} outcomes for {} points of {replications} replications",
-                outcomes_.len(),
+                outcomes.len(),
                 points.len()
             )));
         }
-        let gathered = Sweep::gather(&self.axes, replications, points, outcomes(&outcomes_));
+        let gathered = Sweep::gather(&self.axes, replications, points, in_order(&outcomes));
         Ok(rows_of(&gathered.map_err(|e| self.error(e))?))
     }
 }

@@ -43,7 +43,8 @@ def run_cli(cli):
 
 
 def require_extra(module: str):
-    """The extra's module, or a skip; with SERQ_REQUIRE_EXTRAS=1 (CI) a
+    """The optional module (an extra, or mypy), or a skip; with
+    SERQ_REQUIRE_EXTRAS=1 (CI) a
     missing extra fails instead, so CI never passes by skipping."""
     try:
         return __import__(module)
