@@ -9,7 +9,6 @@ by index). Ray and Dask are imported only when asked for.
 
 from __future__ import annotations
 
-import concurrent.futures
 from typing import Any, List, Sequence, Tuple
 
 from . import _serq
@@ -36,6 +35,8 @@ def run_replications(executor: Any, jobs: Sequence[Job]) -> List[Any]:
         raise ValueError(f'no executor "{executor}": use None, "local", "ray", a dask Client or a concurrent.futures.Executor')
     if _is_dask_client(executor):
         return _on_dask(executor, jobs)
+    import concurrent.futures  # here, not at import: it costs `import serq` 10 ms
+
     if isinstance(executor, concurrent.futures.Executor):
         return list(executor.map(replication, [p for p, _ in jobs], [k for _, k in jobs]))
     raise TypeError(
