@@ -12,4 +12,4 @@ if [ ! -x .venv-py/bin/python ]; then
 fi
 .venv-py/bin/python -m pip install --quiet --upgrade pip
 .venv-py/bin/python -m pip install --quiet "./python[test,ray,dask,pandas]"
-SERQ_REQUIRE_EXTRAS=1 .venv-py/bin/python -m pytest python/tests "$@"
+SERQ_REQUIRE_EXTRAS=1 .venv-py/bin/pytest python/tests "$@"

@@ -2,6 +2,7 @@
 the package against (the release binary `cargo test --release` builds, or
 SERQ_BIN; built here when missing)."""
 
+import importlib.util
 import os
 import subprocess
 from pathlib import Path
@@ -16,6 +17,16 @@ EXAMPLES = sorted((REPO / "examples").glob("**/*.sq"))
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "distributed: needs Ray or Dask (an extra)")
+    # `python -m pytest` from python/ would import the source tree's serq/,
+    # without its native module (or with whatever an old `maturin develop`
+    # left there), instead of the installed package.
+    spec = importlib.util.find_spec("serq")
+    if spec is None or spec.origin is None or Path(spec.origin).resolve().parent == PYTHON_DIR / "serq":
+        raise pytest.UsageError(
+            f"serq would be imported from {spec.origin if spec else 'nowhere'}, not from an installed "
+            "package: run python/run-tests.sh (or pip install ./python, then pytest python/tests "
+            "from the checkout's root)"
+        )
 
 
 @pytest.fixture(scope="session")
