@@ -212,16 +212,16 @@ def compile(
     trace: Optional[_Path] = None,
 ) -> Program:
     """A program file (text, or IR if it ends in .json) or program text to a
-    validated Program, with the overrides of `serq run`. Raises
-    CompileError; defs= and trace= raise NotImplementedError until serq has
-    `--def` and the trace loader."""
+    validated Program, with the overrides of `serq run` (`defs` is `--def`;
+    `trace` replaces the workload's trace file). Raises CompileError."""
 
 def run(program: Program) -> Report:
     """Simulate `program` with the GIL released. Raises RunError."""
 
-def read_trace(path: _Path) -> List[List[Tuple[float, float, float, bool]]]:
-    """A trace's sessions, each a list of its turns. Raises
-    NotImplementedError until serq has its trace loader."""
+def read_trace(path: _Path) -> List[List[Tuple[float, float, float, float]]]:
+    """A trace's corpus sessions, each a list of its turns (new, out, think,
+    forced), as a replay reads them. Raises ValueError for a missing or
+    malformed file."""
 
 # The study's native steps (serq.replicate and serq.sweep use them).
 
@@ -244,7 +244,6 @@ class Grid:
         horizon: Optional[float] = None,
         warmup: Optional[float] = None,
         arrivals: Optional[int] = None,
-        trace: Optional[_Path] = None,
     ) -> "Grid": ...
     def points(self) -> List[Tuple[List[float], Program]]: ...
     def run(self, replications: int) -> _Rows: ...
@@ -254,6 +253,6 @@ def parse_axis(text: str) -> Tuple[str, List[float]]: ...
 def replication(program: Program, k: int) -> _Replication: ...
 def replicate_local(program: Program, replications: int) -> _Rows: ...
 def gather_replications(program: Program, outcomes: Sequence[_Replication]) -> _Rows: ...
-def _restore_program(ir: str, name: str, source: Optional[str], dir: Optional[_Path]) -> Program: ...
+def _restore_program(ir: str, name: str, source: Optional[str]) -> Program: ...
 def _restore_report(state: Any) -> Report: ...
 def _restore_replication(ok: bool, state: Any) -> _Replication: ...

@@ -59,7 +59,6 @@ def sweep(
     horizon: Optional[float] = None,
     warmup: Optional[float] = None,
     arrivals: Optional[int] = None,
-    trace: Optional[Union[str, "os.PathLike[str]"]] = None,
     frame: bool = False,
 ) -> Any:
     """Run a program at every point of a grid of its ``let`` constants,
@@ -93,7 +92,6 @@ def sweep(
         horizon=horizon,
         warmup=warmup,
         arrivals=arrivals,
-        trace=trace,
     )
     if _executors.is_local(executor):
         columns, rows = plan.run(count)

@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pyo3::exceptions::PyNotImplementedError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -24,9 +23,6 @@ pub struct Program {
     pub name: String,
     /// The program text, when it came from text (IR has none).
     pub source: Option<Arc<str>>,
-    /// The directory a relative trace is read against: the program file's
-    /// (as `serq run` does); `None` for text and IR read with `from_json`.
-    pub dir: Option<PathBuf>,
 }
 
 impl Program {
@@ -56,7 +52,6 @@ impl Program {
             ir: ir.map_err(ir_errors)?,
             name: "<json>".to_string(),
             source: None,
-            dir: None,
         })
     }
 
@@ -84,7 +79,7 @@ impl Program {
         )
     }
 
-    /// Pickles as its IR, name, text and directory (Ray and Dask send
+    /// Pickles as its IR, name and text (Ray and Dask send
     /// programs to their workers this way).
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Py<PyAny>, Bound<'py, PyTuple>)> {
         let restore = crate::restorer(py, "_restore_program")?;
@@ -92,7 +87,6 @@ impl Program {
             self.ir.to_json(),
             self.name.clone(),
             self.source.as_deref().map(str::to_string),
-            self.dir.clone(),
         );
         Ok((restore, state.into_pyobject(py)?))
     }
@@ -112,7 +106,6 @@ pub fn restore_program(
     ir: &str,
     name: String,
     source: Option<String>,
-    dir: Option<PathBuf>,
 ) -> PyResult<Program> {
     let ir = py
         .detach(|| serq::compile_ir(ir, &serq::Overrides::default()))
@@ -121,7 +114,6 @@ pub fn restore_program(
         ir,
         name,
         source: source.map(Arc::from),
-        dir,
     })
 }
 
@@ -159,27 +151,49 @@ pub struct Options<'py> {
 }
 
 impl Options<'_> {
-    /// serq's overrides; `defs` and `trace` are refused until serq has them.
+    /// serq's overrides (the trace file is applied after compiling, by
+    /// [`with_trace`]).
     pub fn overrides(&self) -> PyResult<serq::Overrides> {
-        let defs = mapping_pairs::<String>(self.defs.as_ref())?;
-        if !defs.is_empty() {
-            return Err(PyNotImplementedError::new_err(
-                "defs= is `--def NAME=EXPR`, which this serq does not have yet",
-            ));
-        }
-        if self.trace.is_some() {
-            return Err(PyNotImplementedError::new_err(
-                "trace= needs serq's trace loader, which this serq does not have yet",
-            ));
-        }
         Ok(serq::Overrides {
             sets: mapping_pairs::<f64>(self.sets.as_ref())?,
+            defs: mapping_pairs::<String>(self.defs.as_ref())?,
             seed: self.seed,
             horizon: self.horizon,
             warmup: self.warmup,
             arrivals: self.arrivals,
         })
     }
+}
+
+/// The program with its trace file as a run reads it: `trace` (from
+/// `compile(trace=…)`) replaces the workload's file, and a relative path
+/// becomes absolute (against the current directory), so a worker in
+/// another directory reads the same file. The new file is read now, so a
+/// missing or malformed trace is refused before any run.
+pub fn with_trace(
+    mut ir: serq::Program,
+    name: &str,
+    trace: Option<&Path>,
+) -> PyResult<serq::Program> {
+    let Some(spec) = &mut ir.trace else {
+        return match trace {
+            None => Ok(ir),
+            Some(path) => Err(CompileError::new_err(format!(
+                "error: {name}: trace={} replaces the workload's trace file, but the program \
+                 has no `trace` workload",
+                path.display()
+            ))),
+        };
+    };
+    let given = trace.is_some();
+    let path = trace.map_or_else(|| PathBuf::from(&spec.path), Path::to_path_buf);
+    let path = std::path::absolute(&path).unwrap_or(path);
+    if given {
+        serq::trace::Trace::read(&path)
+            .map_err(|error| CompileError::new_err(format!("error: {name}: {error}")))?;
+    }
+    spec.path = path.display().to_string();
+    Ok(ir)
 }
 
 /// What a program is read from.
@@ -210,7 +224,9 @@ impl Input {
         }
     }
 
-    /// Reads, parses, links and validates with the GIL released.
+    /// Reads, parses, links and validates with the GIL released; `use`
+    /// and a relative `trace` resolve beside the file (for text: in the
+    /// current directory).
     pub fn compile(self, py: Python<'_>, overrides: &serq::Overrides) -> PyResult<Program> {
         let name = self.name();
         match self {
@@ -228,34 +244,21 @@ impl Input {
                     ir,
                     name,
                     source: source.map(Arc::from),
-                    dir: Some(directory_of(&path)),
                 })
             }
             Input::Source(source) => {
-                let ir = py.detach(|| serq::compile_source(&source, overrides));
-                match ir {
-                    Ok(ir) => Ok(Program {
-                        ir,
-                        name,
-                        source: Some(Arc::from(source)),
-                        dir: None,
-                    }),
-                    Err(diagnostics) => Err(compile_error(serq::CompileError::Diagnostics {
-                        path: PathBuf::from(name),
-                        source,
-                        diagnostics,
-                    })),
-                }
+                // `<source>` has no directory: its `use`s and trace are read
+                // from the current one.
+                let ir = py
+                    .detach(|| serq::compile_text_at(&source, Path::new(SOURCE_NAME), overrides))
+                    .map_err(compile_error)?;
+                Ok(Program {
+                    ir,
+                    name,
+                    source: Some(Arc::from(source)),
+                })
             }
         }
-    }
-}
-
-/// The directory a file's relative paths are read against.
-fn directory_of(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
     }
 }
 
@@ -301,7 +304,9 @@ pub fn compile<'py>(
         trace,
     };
     let overrides = options.overrides()?;
-    Input::of(path, source)?.compile(py, &overrides)
+    let mut program = Input::of(path, source)?.compile(py, &overrides)?;
+    program.ir = with_trace(program.ir, &program.name, options.trace.as_deref())?;
+    Ok(program)
 }
 
 /// `run(program)`: simulates it and returns its `Report`. The GIL is
@@ -315,11 +320,22 @@ pub fn run(py: Python<'_>, program: &Program) -> PyResult<Report> {
     Ok(Report::new(report))
 }
 
-/// `read_trace(path)`: a trace's sessions, each a list of its turns.
+/// One turn of a trace: `(new, out, think, forced)`.
+type Turn = (f64, f64, f64, f64);
+
+/// `read_trace(path)`: a trace's corpus sessions, each a list of its turns
+/// `(new, out, think, forced)`, read as a replay reads it (spec §8.7). A
+/// relative path is read from the current directory; a missing or
+/// malformed file raises `ValueError` naming the line and column.
 #[pyfunction]
-pub fn read_trace(path: PathBuf) -> PyResult<Py<PyAny>> {
-    Err(PyNotImplementedError::new_err(format!(
-        "read_trace({}) needs serq's trace loader, which this serq does not have yet",
-        path.display()
-    )))
+pub fn read_trace(py: Python<'_>, path: PathBuf) -> PyResult<Vec<Vec<Turn>>> {
+    let trace = py
+        .detach(|| serq::trace::Trace::read(&path))
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    Ok((0..trace.len())
+        .map(|i| {
+            let rows = trace.session(i).iter();
+            rows.map(|r| (r.new, r.out, r.think, r.forced)).collect()
+        })
+        .collect())
 }

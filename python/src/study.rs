@@ -175,7 +175,7 @@ impl Grid {
     /// those of `compile` and apply at every point.
     #[new]
     #[pyo3(signature = (source, name, axes, *, sets=None, defs=None, seed=None,
-                        horizon=None, warmup=None, arrivals=None, trace=None))]
+                        horizon=None, warmup=None, arrivals=None))]
     #[expect(clippy::too_many_arguments, reason = "compile's keywords, one by one")]
     fn new<'py>(
         source: String,
@@ -187,7 +187,6 @@ impl Grid {
         horizon: Option<f64>,
         warmup: Option<f64>,
         arrivals: Option<u64>,
-        trace: Option<std::path::PathBuf>,
     ) -> PyResult<Grid> {
         let options = Options {
             sets,
@@ -196,7 +195,7 @@ impl Grid {
             horizon,
             warmup,
             arrivals,
-            trace,
+            trace: None,
         };
         Ok(Grid {
             source,
@@ -221,7 +220,6 @@ impl Grid {
                     ir: p.program,
                     name: self.name.clone(),
                     source: Some(std::sync::Arc::from(self.source.as_str())),
-                    dir: None,
                 };
                 (p.values, program)
             })

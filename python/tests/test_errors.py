@@ -96,16 +96,3 @@ def test_sets_on_ir_are_refused_naming_each(tmp_path):
     with pytest.raises(serq.CompileError) as caught:
         serq.compile(ir, sets={"w": 2})
     assert "an override sets `w`, but IR has no `let` constants to set" in str(caught.value)
-
-
-def test_defs_and_traces_wait_for_serq_to_have_them():
-    # serq has no `--def` and no trace loader yet: the keywords are there
-    # (pyserq's signature) and say so rather than being ignored.
-    with pytest.raises(NotImplementedError, match="--def"):
-        serq.compile(DATA / "delays.sq", defs={"f": "1"})
-    with pytest.raises(NotImplementedError, match="trace loader"):
-        serq.compile(DATA / "delays.sq", trace="t.csv")
-    with pytest.raises(NotImplementedError, match="trace loader"):
-        serq.read_trace("t.csv")
-    # An empty mapping is no definition at all.
-    serq.compile(DATA / "delays.sq", defs={})
