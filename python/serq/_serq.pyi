@@ -232,19 +232,7 @@ class _Replication:
 
 @final
 class Grid:
-    def __new__(
-        cls,
-        source: str,
-        name: str,
-        axes: Sequence[Tuple[str, Sequence[float]]],
-        *,
-        sets: Optional[Mapping[str, float]] = None,
-        defs: Optional[Mapping[str, str]] = None,
-        seed: Optional[int] = None,
-        horizon: Optional[float] = None,
-        warmup: Optional[float] = None,
-        arrivals: Optional[int] = None,
-    ) -> "Grid": ...
+    def __new__(cls, source: str, name: str, axes: Sequence[Tuple[str, Sequence[float]]], **overrides: Any) -> "Grid": ...
     def points(self) -> List[Tuple[List[float], Program]]: ...
     def run(self, replications: int) -> _Rows: ...
     def gather(self, replications: int, points: Sequence[Sequence[float]], outcomes: Sequence[_Replication]) -> _Rows: ...

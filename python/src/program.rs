@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 
 use crate::errors::{CompileError, RunError};
 use crate::report::Report;
@@ -150,7 +150,44 @@ pub struct Options<'py> {
     pub trace: Option<PathBuf>,
 }
 
-impl Options<'_> {
+impl<'py> Options<'py> {
+    /// The overrides given as keywords (`sets=`, `defs=`, `seed=`,
+    /// `horizon=`, `warmup=`, `arrivals=`); any other keyword is refused.
+    pub fn from_keywords(keywords: Option<&Bound<'py, PyDict>>) -> PyResult<Options<'py>> {
+        let mut options = Options {
+            sets: None,
+            defs: None,
+            seed: None,
+            horizon: None,
+            warmup: None,
+            arrivals: None,
+            trace: None,
+        };
+        let Some(keywords) = keywords else {
+            return Ok(options);
+        };
+        for (key, value) in keywords.iter() {
+            if value.is_none() {
+                continue;
+            }
+            match key.extract::<String>()?.as_str() {
+                "sets" => options.sets = Some(value),
+                "defs" => options.defs = Some(value),
+                "seed" => options.seed = Some(value.extract()?),
+                "horizon" => options.horizon = Some(value.extract()?),
+                "warmup" => options.warmup = Some(value.extract()?),
+                "arrivals" => options.arrivals = Some(value.extract()?),
+                other => {
+                    return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                        "unexpected keyword `{other}`: the overrides are sets, defs, seed, \
+                         horizon, warmup and arrivals"
+                    )));
+                }
+            }
+        }
+        Ok(options)
+    }
+
     /// serq's overrides (the trace file is applied after compiling, by
     /// [`with_trace`]).
     pub fn overrides(&self) -> PyResult<serq::Overrides> {

@@ -9,7 +9,7 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 
 use serq::study::{Axis, ReplicationError, Sweep, SweepError, SweepPoint};
 
@@ -170,37 +170,22 @@ impl Grid {
 
 #[pymethods]
 impl Grid {
-    /// `Grid(source, name, axes, *, sets=…, seed=…, …)`: `axes` are
-    /// `(name, values)` pairs, the first varying slowest; the overrides are
-    /// those of `compile` and apply at every point.
+    /// `Grid(source, name, axes, **overrides)`: `axes` are `(name,
+    /// values)` pairs, the first varying slowest; `overrides` are
+    /// `compile`'s keywords but `trace` (`sets`, `defs`, `seed`, `horizon`,
+    /// `warmup`, `arrivals`) and apply at every point.
     #[new]
-    #[pyo3(signature = (source, name, axes, *, sets=None, defs=None, seed=None,
-                        horizon=None, warmup=None, arrivals=None))]
-    #[expect(clippy::too_many_arguments, reason = "compile's keywords, one by one")]
-    fn new<'py>(
+    #[pyo3(signature = (source, name, axes, **overrides))]
+    fn new(
         source: String,
         name: String,
         axes: Vec<(String, Vec<f64>)>,
-        sets: Option<Bound<'py, PyAny>>,
-        defs: Option<Bound<'py, PyAny>>,
-        seed: Option<u64>,
-        horizon: Option<f64>,
-        warmup: Option<f64>,
-        arrivals: Option<u64>,
+        overrides: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Grid> {
-        let options = Options {
-            sets,
-            defs,
-            seed,
-            horizon,
-            warmup,
-            arrivals,
-            trace: None,
-        };
         Ok(Grid {
             source,
             name,
-            overrides: options.overrides()?,
+            overrides: Options::from_keywords(overrides)?.overrides()?,
             axes: axes
                 .into_iter()
                 .map(|(name, values)| Axis { name, values })
