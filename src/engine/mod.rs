@@ -21,7 +21,7 @@ pub mod flows;
 mod interface;
 mod pool;
 mod resources;
-mod rng;
+pub mod rng;
 mod session;
 mod stage;
 mod stats;
