@@ -26,11 +26,16 @@ impl FlowSystem {
             if !self.is_finite(s) {
                 continue;
             }
+            self.scratch.set_sflag(s, S_VISITED);
             for j in 0..self.flows_on[s as usize].len() {
                 let f = self.flows_on[s as usize][j];
                 if self.scratch.fflags(f) & super::F_SEEN == 0 {
                     let r = self.bottleneck_rate(f);
                     self.scratch.set_rate(f, r, NONE);
+                    for k in 0..self.flows[f as usize].stages.len() {
+                        let t = self.flows[f as usize].stages[k];
+                        self.scratch.set_sflag(t, S_VISITED);
+                    }
                 }
             }
         }

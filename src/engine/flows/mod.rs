@@ -144,6 +144,8 @@ impl Ord for Mark {
 #[derive(Clone, Debug, Default)]
 struct Scratch {
     epoch: u32,
+    /// Stages whose flags this solve set: the stages it visited.
+    visited: u32,
     stage_epoch: Vec<u32>,
     stage_flags: Vec<u8>,
     residual: Vec<f64>,
@@ -193,6 +195,7 @@ impl Scratch {
             self.new_rate.resize(n_slots, 0.0);
             self.new_froze_at.resize(n_slots, NONE);
         }
+        self.visited = 0;
         self.stages.clear();
         self.flows.clear();
         self.cand.clear();
@@ -212,6 +215,7 @@ impl Scratch {
         if self.stage_epoch[i] != self.epoch {
             self.stage_epoch[i] = self.epoch;
             self.stage_flags[i] = 0;
+            self.visited += 1;
         }
         self.stage_flags[i] |= flag;
     }
@@ -305,6 +309,12 @@ impl FlowSystem {
             changed: Vec::new(),
             scratch: Scratch::default(),
         }
+    }
+
+    /// Changes how `maxmin` rates are recomputed from the next solve on;
+    /// every method leaves the bookkeeping the others start from.
+    pub fn set_solver(&mut self, solver: MaxMinSolver) {
+        self.solver = solver;
     }
 
     /// The sharing policy.
@@ -451,6 +461,14 @@ impl FlowSystem {
     /// increasing index order.
     pub fn changed_stages(&self) -> &[u32] {
         &self.changed
+    }
+
+    /// How many stages the last solve visited: the stages of the components
+    /// it filled, the dirty and replayed stages of an incremental update, or
+    /// the stages whose flows' `bottleneck` rates it recomputed. For benches:
+    /// the share of the system one update reads.
+    pub fn visited_stages(&self) -> usize {
+        self.scratch.visited as usize
     }
 
     /// The rate of `id` (0 before its first solve).
