@@ -14,7 +14,7 @@
 //!
 //! `FLOWS_ONLY=n1000/maxmin_incremental cargo bench --bench flows` prints
 //! that row alone, without criterion (`FLOWS_UPDATES=N` sets its count): under
-//! `valgrind --tool=callgrind --toggle-collect='*distribution*'` it gives a
+//! `valgrind --tool=callgrind --toggle-collect='*time_updates*'` it gives a
 //! repeatable instruction count per update on a loaded machine.
 
 use criterion::{Criterion, criterion_group};
@@ -149,7 +149,7 @@ struct Distribution {
 }
 
 #[inline(never)] // a symbol for callgrind's --toggle-collect
-fn distribution(cluster: &mut Cluster, updates: usize, per_ns: f64) -> Distribution {
+fn time_updates(cluster: &mut Cluster, updates: usize, per_ns: f64) -> Distribution {
     let mut ns = Vec::with_capacity(updates);
     let mut visited = 0usize;
     let cpu = thread_cpu_ns();
@@ -200,7 +200,7 @@ fn table(only: Option<&str>) {
                 .ok()
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(updates);
-            let d = distribution(&mut cluster, updates, per_ns);
+            let d = time_updates(&mut cluster, updates, per_ns);
             println!(
                 "{:<8} {:>6} {:<20} {:>10.0} {:>10.0} {:>10.0} {:>8.2}%",
                 system,
