@@ -13,7 +13,8 @@
 //! handed to the method measured.
 //!
 //! `FLOWS_ONLY=n1000/maxmin_incremental cargo bench --bench flows` prints
-//! that row alone, without criterion (`FLOWS_UPDATES=N` sets its count): under
+//! the rows whose `system/method` contains that text, without criterion
+//! (`FLOWS_ONLY=/` the whole table; `FLOWS_UPDATES=N` sets the count): under
 //! `valgrind --tool=callgrind --toggle-collect='*time_updates*'` it gives a
 //! repeatable instruction count per update on a loaded machine.
 
@@ -34,14 +35,22 @@ const SYSTEMS: [(&str, u32); 5] = [
     ("n5000", 5000),
 ];
 
-/// The methods measured: (name, policy, maxmin solver).
-const METHODS: [(&str, Share, MaxMinSolver); 3] = [
+/// The methods measured: (name, policy, maxmin solver); `maxmin_by_size`
+/// is the engine's default.
+const METHODS: [(&str, Share, MaxMinSolver); 4] = [
     (
         "maxmin_incremental",
         Share::MaxMin,
         MaxMinSolver::Incremental,
     ),
     ("maxmin_components", Share::MaxMin, MaxMinSolver::Components),
+    (
+        "maxmin_by_size",
+        Share::MaxMin,
+        MaxMinSolver::BySize {
+            limit: serq::engine::flows::FILL_LIMIT,
+        },
+    ),
     ("bottleneck", Share::Bottleneck, MaxMinSolver::Incremental),
 ];
 
@@ -170,7 +179,7 @@ fn time_updates(cluster: &mut Cluster, updates: usize, per_ns: f64) -> Distribut
     }
 }
 
-/// Prints the table; `only` = Some("n1000/maxmin_incremental") keeps one row.
+/// Prints the table; `only` keeps the rows whose `system/method` contains it.
 fn table(only: Option<&str>) {
     let per_ns = ticks_per_ns();
     println!();
@@ -184,7 +193,7 @@ fn table(only: Option<&str>) {
     );
     for (system, pairs) in SYSTEMS {
         for (method, policy, solver) in METHODS {
-            if only.is_some_and(|o| o != format!("{system}/{method}")) {
+            if only.is_some_and(|o| !format!("{system}/{method}").contains(o)) {
                 continue;
             }
             let mut cluster = Cluster::new(pairs, policy, solver);
