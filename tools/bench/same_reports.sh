@@ -6,7 +6,7 @@
 # "0 differ".
 #   tools/bench/same_reports.sh OLD_SERQ NEW_SERQ [DIR ...]
 set -u
-old=$1 new=$2
+old=$(realpath "$1") new=$(realpath "$2")
 shift 2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dirs=("$@")

@@ -49,7 +49,8 @@ impl FlowSystem {
     /// Updates the `maxmin` rates after the starts and finishes since the
     /// last solve (their seeds are in `self.seeds` and `self.started`).
     /// Stages a component filling already visited in this solve are left
-    /// alone.
+    /// alone, and so are started flows on infinite stages only (the caller
+    /// gives them rate ∞ first).
     pub(super) fn solve_incremental(&mut self) {
         self.scratch.stages.clear();
         let mut walk = Walk {
@@ -78,15 +79,6 @@ impl FlowSystem {
                 }
             }
         }
-        self.solve_unbounded_starts();
-
-        let mut walk = Walk {
-            capacity: &self.capacity,
-            flows_on: &self.flows_on,
-            flows: &self.flows,
-            level: &self.level,
-            sc: &mut self.scratch,
-        };
         walk.run();
         let sc = &self.scratch;
         for &s in &sc.stages {

@@ -481,7 +481,10 @@ impl FlowSystem {
             (Share::MaxMin, MaxMinSolver::Components) => {
                 self.solve_components(touched, None);
             }
-            (Share::MaxMin, MaxMinSolver::Incremental) => self.solve_incremental(),
+            (Share::MaxMin, MaxMinSolver::Incremental) => {
+                self.solve_unbounded_starts();
+                self.solve_incremental();
+            }
             (Share::MaxMin, MaxMinSolver::BySize { limit }) => {
                 if self.solve_components(touched, Some(limit)) {
                     self.solve_incremental();
