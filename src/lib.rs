@@ -22,12 +22,13 @@ pub mod link;
 pub mod report;
 pub mod study;
 pub mod syntax;
+pub mod trace;
 pub mod view;
 
 use std::path::{Path, PathBuf};
 
 pub use engine::{RunError, RunOptions, SessionCounts};
-pub use ir::Program;
+pub use ir::{Program, ValidProgram};
 pub use link::Overrides;
 pub use report::Report;
 pub use syntax::Diagnostic;
@@ -53,7 +54,10 @@ pub use syntax::Diagnostic;
 /// let diagnostics = compile_source(source, &unknown).unwrap_err();
 /// assert!(diagnostics[0].message.contains("`M`"));
 /// ```
-pub fn compile_source(source: &str, overrides: &Overrides) -> Result<Program, Vec<Diagnostic>> {
+pub fn compile_source(
+    source: &str,
+    overrides: &Overrides,
+) -> Result<ValidProgram, Vec<Diagnostic>> {
     let (ast, diagnostics) = syntax::parse(source);
     if !diagnostics.is_empty() {
         return Err(diagnostics);
@@ -79,7 +83,7 @@ pub fn compile_source(source: &str, overrides: &Overrides) -> Result<Program, Ve
 /// let again = compile_ir(&json, &seven).unwrap();
 /// assert_eq!((again.seed, again.stages.len()), (7, 1));
 /// ```
-pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<Program, Vec<ir::IrError>> {
+pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<ValidProgram, Vec<ir::IrError>> {
     if !overrides.sets.is_empty() {
         return Err(overrides
             .sets
@@ -97,8 +101,7 @@ pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<Program, Vec<ir::
     }
     let mut program = Program::read_json(json).map_err(|e| vec![e])?;
     apply_overrides(overrides, &mut program);
-    program.validate()?;
-    Ok(program)
+    program.validate()
 }
 
 /// Simulates a validated program and returns its report; a run-time
@@ -115,7 +118,7 @@ pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<Program, Vec<ir::
 /// let response = report.observation("response").unwrap();
 /// assert_eq!((response.count(), response.mean()), (3, Some(2.0)));
 /// ```
-pub fn run(program: &Program) -> Result<Report, RunError> {
+pub fn run(program: &ValidProgram) -> Result<Report, RunError> {
     engine::run(program)
 }
 
@@ -147,7 +150,7 @@ pub fn run(program: &Program) -> Result<Report, RunError> {
 /// let error = run_with(&program, &mut capped).unwrap_err();
 /// assert!(error.message.contains("1000 events"), "{error}");
 /// ```
-pub fn run_with(program: &Program, options: &mut RunOptions<'_>) -> Result<Report, RunError> {
+pub fn run_with(program: &ValidProgram, options: &mut RunOptions<'_>) -> Result<Report, RunError> {
     engine::run_with(program, options)
 }
 
@@ -172,15 +175,23 @@ pub enum CompileError {
         /// What the system said.
         error: std::io::Error,
     },
-    /// The program text has errors: every diagnostic, with the text they
-    /// point into (for [`syntax::diagnostic::render`]).
+    /// The program text has errors: every diagnostic, with the texts they
+    /// point into (the file and the libraries it uses, for
+    /// [`syntax::Sources::render`]).
     Diagnostics {
         /// The file.
         path: PathBuf,
-        /// The file's text.
-        source: String,
+        /// The file's text and its libraries'.
+        sources: syntax::Sources,
         /// Every diagnostic found.
         diagnostics: Vec<Diagnostic>,
+    },
+    /// The program's trace cannot be read (a missing file, a malformed row).
+    Trace {
+        /// The program file.
+        path: PathBuf,
+        /// What is wrong, naming the trace file, line and column.
+        error: trace::TraceError,
     },
     /// The IR JSON file is not valid IR (or an override does not apply to it).
     Ir {
@@ -201,12 +212,14 @@ impl std::fmt::Display for CompileError {
             }
             CompileError::Diagnostics {
                 path,
-                source,
+                sources,
                 diagnostics,
             } => {
-                let name = path.display().to_string();
-                f.write_str(&syntax::diagnostic::render(diagnostics, &name, source))?;
-                write!(f, "{} error(s) in {name}", diagnostics.len())
+                f.write_str(&sources.render(diagnostics))?;
+                write!(f, "{} error(s) in {}", diagnostics.len(), path.display())
+            }
+            CompileError::Trace { path, error } => {
+                write!(f, "error: {}: {error}", path.display())
             }
             CompileError::Ir { path, errors } => {
                 for (i, e) in errors.iter().enumerate() {
@@ -249,7 +262,7 @@ impl std::error::Error for CompileError {}
 ///                  Err(CompileError::Diagnostics { .. })));
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
-pub fn compile_file(path: &Path, overrides: &Overrides) -> Result<Program, CompileError> {
+pub fn compile_file(path: &Path, overrides: &Overrides) -> Result<ValidProgram, CompileError> {
     let source = std::fs::read_to_string(path).map_err(|error| CompileError::Io {
         path: path.to_path_buf(),
         error,
@@ -260,12 +273,60 @@ pub fn compile_file(path: &Path, overrides: &Overrides) -> Result<Program, Compi
             errors,
         })
     } else {
-        compile_source(&source, overrides).map_err(|diagnostics| CompileError::Diagnostics {
-            path: path.to_path_buf(),
-            source,
-            diagnostics,
-        })
+        compile_text_at(&source, path, overrides)
     }
+}
+
+/// Compiles program text read from the file `path`: each `use` reads its
+/// library relative to the file that says it (spec §9), and a relative
+/// `trace` path is resolved against the program's directory (the IR then
+/// holds the resolved path) and the trace is read, so a malformed one is
+/// refused before any run.
+///
+/// ```
+/// use serq::{Overrides, compile_text_at};
+/// let dir = std::env::temp_dir().join(format!("serq-doc-use-{}", std::process::id()));
+/// std::fs::create_dir_all(dir.join("lib")).unwrap();
+/// std::fs::write(dir.join("lib/twice.sq"), "def twice(x) = 2 * x;").unwrap();
+/// let text = "use \"lib/twice.sq\"; stage d : delay; workload { arrive batch(1); }
+///             session { run d (twice(3)); } run { horizon 10; }";
+/// let program = compile_text_at(text, &dir.join("main.sq"), &Overrides::default()).unwrap();
+/// assert_eq!(program.stages.len(), 1);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn compile_text_at(
+    source: &str,
+    path: &Path,
+    overrides: &Overrides,
+) -> Result<ValidProgram, CompileError> {
+    let mut sources = syntax::Sources::new(path.display().to_string(), source);
+    let refuse = |sources: syntax::Sources, diagnostics| CompileError::Diagnostics {
+        path: path.to_path_buf(),
+        sources,
+        diagnostics,
+    };
+    let (ast, diagnostics) = syntax::parse(source);
+    if !diagnostics.is_empty() {
+        return Err(refuse(sources, diagnostics));
+    }
+    let (ast, diagnostics) = syntax::libraries::resolve(ast, path, &mut sources);
+    if !diagnostics.is_empty() {
+        return Err(refuse(sources, diagnostics));
+    }
+    let program = match link::link_sources(&ast, &sources, overrides) {
+        Ok(p) => p,
+        Err(diagnostics) => return Err(refuse(sources, diagnostics)),
+    };
+    let Some(spec) = &program.trace else {
+        return Ok(program);
+    };
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let resolved = dir.join(&spec.path);
+    trace::Trace::read(&resolved).map_err(|error| CompileError::Trace {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    Ok(program.with_trace_path(resolved.display().to_string()))
 }
 
 /// Writes the overrides into IR read from JSON (the linker applies them

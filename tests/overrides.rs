@@ -10,7 +10,7 @@ use std::process::Command;
 const TAIL: &str = " workload { arrive batch(1); } run { horizon 10; }";
 
 /// Compiles `src` (with [`TAIL`] appended) with the given sets.
-fn compile(src: &str, sets: &[(&str, f64)]) -> Result<ir::Program, Vec<Diagnostic>> {
+fn compile(src: &str, sets: &[(&str, f64)]) -> Result<ir::ValidProgram, Vec<Diagnostic>> {
     let overrides = Overrides {
         sets: sets.iter().map(|(n, x)| (n.to_string(), *x)).collect(),
         ..Overrides::default()
@@ -18,7 +18,7 @@ fn compile(src: &str, sets: &[(&str, f64)]) -> Result<ir::Program, Vec<Diagnosti
     compile_source(&format!("{src}{TAIL}"), &overrides)
 }
 
-fn linked(src: &str, sets: &[(&str, f64)]) -> ir::Program {
+fn linked(src: &str, sets: &[(&str, f64)]) -> ir::ValidProgram {
     compile(src, sets).unwrap_or_else(|d| panic!("link errors in {src:?}: {d:#?}"))
 }
 
@@ -275,5 +275,105 @@ fn a_set_value_may_be_inf_on_the_command_line() {
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Compiles `src` (with [`TAIL`] appended) with the given `--def`s.
+fn with_defs(src: &str, defs: &[(&str, &str)]) -> Result<serq::ValidProgram, Vec<Diagnostic>> {
+    let overrides = Overrides {
+        defs: defs
+            .iter()
+            .map(|(n, e)| (n.to_string(), e.to_string()))
+            .collect(),
+        ..Overrides::default()
+    };
+    compile_source(&format!("{src}{TAIL}"), &overrides)
+}
+
+const DEFS: &str =
+    "def f(x) = x + 1; def w(x) { set y = x; } stage s : ps(1); session { run s (f(2)); w(1); }";
+
+#[test]
+fn a_def_override_replaces_an_expression_definitions_body() {
+    // f(2) with the body `x * 10` is 2 * 10 (pyserq 0.1.0's compile(defs=…) gives 20).
+    let p = with_defs(DEFS, &[("f", "x * 10")]).unwrap();
+    let work = p.blocks[2]
+        .iter()
+        .find_map(|s| match s {
+            ir::Stmt::Run { work, .. } => Some(work.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(work.constant_value(), Some(20.0));
+}
+
+#[test]
+fn a_def_override_is_refused_for_an_unknown_name_a_statement_def_and_bad_text() {
+    let e = with_defs(DEFS, &[("g", "1")]).unwrap_err();
+    assert_eq!(e[0].message, "unknown --def `g`");
+    assert!(
+        e[0].help
+            .as_deref()
+            .unwrap()
+            .ends_with("the program declares: f")
+    );
+    let e = with_defs(DEFS, &[("w", "1")]).unwrap_err();
+    assert!(
+        e[0].message.contains("`def w` is statements"),
+        "{}",
+        e[0].message
+    );
+    let e = with_defs(DEFS, &[("f", "x +")]).unwrap_err();
+    assert!(
+        e[0].message
+            .starts_with("invalid expression in --def `f = x +`: 1:4: expected an expression"),
+        "{}",
+        e[0].message
+    );
+    // Text after a whole expression is not an expression either.
+    assert!(with_defs(DEFS, &[("f", "x 1")]).is_err());
+}
+
+#[test]
+fn serq_run_and_check_take_def_overrides() {
+    let path = program_file(
+        "def.sq",
+        "def cost(n) = n + 1;\nstage s : delay;\nworkload { arrive batch(1); }\n\
+         session { run s (cost(2)); observe t = now; }\nrun { horizon 100; }\n",
+    );
+    // cost(2) = 2 * 10 with the new body: the run ends at 20.
+    let out = serq(&[
+        "run".as_ref(),
+        path.as_os_str(),
+        "--def".as_ref(),
+        "cost=n * 10".as_ref(),
+        "--json".as_ref(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["observes"]["t"]["mean"], 20.0);
+    let out = serq(&[
+        "check".as_ref(),
+        path.as_os_str(),
+        "--def".as_ref(),
+        "price=1".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown --def `price`"), "{stderr}");
+    let out = serq(&[
+        "check".as_ref(),
+        path.as_os_str(),
+        "--def".as_ref(),
+        "cost".as_ref(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a --def without `=` is a usage error"
     );
 }

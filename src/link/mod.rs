@@ -13,17 +13,20 @@
 //! block, then validation. (The pass modules are private, so these are
 //! plain names rather than links: `cargo doc` would warn on a link.)
 
+mod admission;
 mod decls;
 mod defs;
 mod exprs;
 mod names;
+mod options;
 mod stmts;
+mod workload;
 
 use std::collections::{BTreeMap, HashMap};
 
 use crate::ir;
 use crate::syntax::ast::{self, Ident, Span};
-use crate::syntax::{Diagnostic, diagnostic::line_col};
+use crate::syntax::{Diagnostic, Sources};
 
 /// Values given on the command line (or by the library's caller) that
 /// replace `let` constants and the `run` block's options before the program
@@ -48,6 +51,12 @@ pub struct Overrides {
     pub seed: Option<u64>,
     /// Replaces `arrivals`.
     pub arrivals: Option<u64>,
+    /// Replace the body of an expression `def` by name (spec §3.2,
+    /// `compile(defs=…)`): the text is parsed as an expression and read
+    /// where the `def` is used, its parameters bound as before. A name no
+    /// `def` declares, a statement `def` and text that is not an
+    /// expression are refused.
+    pub defs: Vec<(String, String)>,
 }
 
 /// A declared pool or stage family: its flattened entries `base..base+count`.
@@ -81,6 +90,10 @@ struct Linker<'a> {
     blocks: Vec<Vec<ir::Stmt>>,
     /// The source span of every statement, parallel to `blocks`.
     spans: Vec<Vec<Span>>,
+    /// Where each statement was spliced from a `def` (else its span),
+    /// parallel to `blocks`: a statement written in a library takes its
+    /// use site's position, in the program's file.
+    sites: Vec<Vec<Span>>,
     share: Option<(ir::Share, Span)>,
     workload_span: Option<Span>,
     run_span: Option<Span>,
@@ -92,7 +105,19 @@ pub fn link(
     program: &ast::Program,
     source: &str,
     overrides: &Overrides,
-) -> Result<ir::Program, Vec<Diagnostic>> {
+) -> Result<ir::ValidProgram, Vec<Diagnostic>> {
+    link_sources(program, &Sources::new("", source), overrides)
+}
+
+/// Links a program parsed from several texts (its file and the libraries
+/// spliced into it by [`crate::syntax::libraries::resolve`]); a statement's
+/// position is its line and column in the program's file (for one written
+/// in a library, that of the use it was spliced at).
+pub fn link_sources(
+    program: &ast::Program,
+    sources: &Sources,
+    overrides: &Overrides,
+) -> Result<ir::ValidProgram, Vec<Diagnostic>> {
     let mut l = Linker {
         items: &program.items,
         diags: Vec::new(),
@@ -113,20 +138,21 @@ pub fn link(
         observe_index: HashMap::new(),
         blocks: Vec::new(),
         spans: Vec::new(),
+        sites: Vec::new(),
         share: None,
         workload_span: None,
         run_span: None,
     };
     l.fold_lets(&overrides.sets);
     let mut def_diags = Vec::new();
-    l.defs = defs::Defs::build(l.items, &l.lets, &mut def_diags);
+    l.defs = defs::Defs::build(l.items, &l.lets, &overrides.defs, &mut def_diags);
     l.diags.extend(def_diags);
     l.declare_families();
     l.declare_share();
     let parts = l.gather_blocks();
     let init = l.expand(&parts.init);
     let turn = l.expand(&parts.turn);
-    let session = l.expand(&parts.session);
+    let session = l.session_program(&parts);
     for (stmts, what) in [(&init, "init"), (&turn, "turn")] {
         l.check_workload_block(stmts, what);
     }
@@ -134,6 +160,8 @@ pub fn link(
         l.collect_slots(stmts);
     }
     l.check_lets_against_attributes();
+    let hidden = l.hidden(&parts.hidden);
+    l.set_then_header(&session);
     l.stage_kinds_and_caps();
     for (b, stmts) in [&init, &turn, &session].into_iter().enumerate() {
         let id = l.new_block();
@@ -145,13 +173,23 @@ pub fn link(
     if !l.diags.is_empty() {
         return Err(l.diags);
     }
+    // Run-time errors show a position in the program's file: a statement
+    // written in a library is placed at the use that spliced it.
     let positions = l
         .spans
         .iter()
-        .map(|b| {
-            b.iter()
-                .map(|s| {
-                    let (line, col) = line_col(source, s.start);
+        .zip(&l.sites)
+        .map(|(spans, sites)| {
+            spans
+                .iter()
+                .zip(sites)
+                .map(|(span, site)| {
+                    let at = if sources.file_of(span.start) == 0 {
+                        span
+                    } else {
+                        site
+                    };
+                    let (_, line, col) = sources.line_col(at.start);
                     ir::Position { line, col }
                 })
                 .collect()
@@ -173,12 +211,14 @@ pub fn link(
         seed: options.seed,
         arrivals: options.arrivals,
         share: l.share.map(|(s, _)| s),
-        hidden: Vec::new(),
-        trace: None,
+        hidden,
+        trace: parts
+            .trace
+            .map(|(path, ordered, _)| ir::TraceSpec { path, ordered }),
         positions: Some(positions),
     };
     match program.validate() {
-        Ok(()) => Ok(program),
+        Ok(valid) => Ok(valid),
         Err(errors) => Err(errors.into_iter().map(|e| l.diagnostic_of(&e)).collect()),
     }
 }
@@ -188,8 +228,17 @@ pub fn link(
 struct Parts<'a> {
     init: Vec<ast::Stmt>,
     turn: Vec<ast::Stmt>,
-    session: Vec<ast::Stmt>,
+    /// The top-level `session`, if not empty.
+    session: Option<(Vec<ast::Stmt>, Span)>,
+    /// The workload's `session` (the client of `server`), if not empty.
+    client: Option<(Vec<ast::Stmt>, Span)>,
+    /// The `server` block.
+    server: Option<(Vec<ast::Stmt>, Span)>,
     arrive: Option<(&'a Ident, Option<&'a ast::Expr>, Span)>,
+    /// The names of every `hidden` line, in order.
+    hidden: Vec<&'a Ident>,
+    /// `trace "path" [ordered]`.
+    trace: Option<(String, bool, Span)>,
 }
 
 /// The folded `run` options.
@@ -226,7 +275,6 @@ impl<'a> Linker<'a> {
     /// duplicates among them.
     fn gather_blocks(&mut self) -> Parts<'a> {
         let mut parts = Parts::default();
-        let mut session_span: Option<Span> = None;
         let (mut init_span, mut turn_span): (Option<Span>, Option<Span>) = (None, None);
         for item in self.items {
             match item {
@@ -268,14 +316,55 @@ impl<'a> Linker<'a> {
                                     parts.turn = b.stmts.clone();
                                 }
                             }
+                            ast::WorkloadItem::Hidden(names, _) => parts.hidden.extend(names),
+                            ast::WorkloadItem::Trace {
+                                path,
+                                ordered,
+                                span,
+                            } => {
+                                if let Some((_, _, first)) = parts.trace {
+                                    self.twice("the workload's `trace`", *span, first);
+                                } else {
+                                    parts.trace = Some((path.clone(), *ordered, *span));
+                                }
+                            }
+                            ast::WorkloadItem::Session(b, span) => {
+                                if let Some((_, first)) = parts.client {
+                                    self.twice("the workload's `session`", *span, first);
+                                } else if !b.stmts.is_empty() {
+                                    parts.client = Some((b.stmts.clone(), *span));
+                                }
+                            }
                         }
                     }
+                }
+                ast::Item::Use { path, span } => self.err(
+                    Diagnostic::new(
+                        "use",
+                        *span,
+                        format!("`use \"{path}\"` reads a file next to the program, and this program was given as text"),
+                    )
+                    .with_help("compile the program from its file (`serq check FILE`), so the library's path resolves"),
+                ),
+                ast::Item::Server { body, span } => {
+                    if let Some((_, first)) = parts.server {
+                        self.err(
+                            Diagnostic::new(
+                                "twice",
+                                *span,
+                                "duplicate server: `server` is given twice",
+                            )
+                            .with_secondary(first, "first given here"),
+                        );
+                        continue;
+                    }
+                    parts.server = Some((body.stmts.clone(), *span));
                 }
                 ast::Item::Session { body, span } => {
                     if body.stmts.is_empty() {
                         continue;
                     }
-                    if let Some(first) = session_span {
+                    if let Some((_, first)) = parts.session {
                         self.err(
                             Diagnostic::new(
                                 "twice",
@@ -286,8 +375,7 @@ impl<'a> Linker<'a> {
                         );
                         continue;
                     }
-                    session_span = Some(*span);
-                    parts.session = body.stmts.clone();
+                    parts.session = Some((body.stmts.clone(), *span));
                 }
                 _ => {}
             }

@@ -12,7 +12,7 @@ fn try_link(src: &str) -> Result<ir::Program, Vec<Diagnostic>> {
     if !diags.is_empty() {
         return Err(diags);
     }
-    link(&ast, src, &Overrides::default())
+    link(&ast, src, &Overrides::default()).map(ir::ValidProgram::into_program)
 }
 
 fn linked(src: &str) -> ir::Program {
@@ -103,5 +103,6 @@ mod defs;
 mod flows;
 mod ir_shape;
 mod names;
+mod serving;
 mod statements;
 mod validator_faults;
