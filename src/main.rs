@@ -70,7 +70,7 @@ enum Command {
         /// replication 0 is the plain run. The result does not depend on
         /// the number of threads (RAYON_NUM_THREADS). With --json:
         /// {"replications", "seeds", "confidence", "observes": [{"name",
-        /// "mean": {"n", "mean", "ci"}}], "stages": [{"name", "member",
+        /// "mean", "p50", "p90", "p99"}], "stages": [{"name", "member",
         /// "utilization", "mean_number", "throughput"}], "pools": [{"name",
         /// "member", "mean_used", "mean_wait"}]}, each figure {"n", "mean", "ci"}.
         #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..))]
@@ -88,7 +88,10 @@ enum Command {
     /// grid parameter (in --grid order); `replications`; for each
     /// observation (program order) `NAME.mean` and `NAME.ci` (the mean
     /// across replications and its 95% Student-t half-width, empty/null
-    /// below 2 replications); for each stage member (declaration order)
+    /// below 2 replications), then `NAME.p50`, `NAME.p50_ci`, `NAME.p90`,
+    /// `NAME.p90_ci`, `NAME.p99`, `NAME.p99_ci` (each replication's
+    /// nearest-rank percentile, estimated the same way); for each stage
+    /// member (declaration order)
     /// `STAGE.util` or `STAGE[i].util`, the mean utilisation (empty/null
     /// where the point has no such member; an array of one member at some
     /// point, `D[ND]` with ND=1, fills `D[0].util`). Numbers are printed in

@@ -58,11 +58,33 @@ fn table_has_the_header_line_and_one_row_per_figure() {
         lines[0],
         "egress.sq  seed 1  horizon 10  end 10  warmup 0  events 7  arrivals 2  ended 2  mean_live 0.800"
     );
-    // Two equal samples: mean 3, no CI below 40 samples (±inf), cv² 0, p99 3.
+    // Two equal samples: mean 3, no CI below 40 samples (±inf), cv² 0, p50 p90 p99 3.
     let words: Vec<&str> = lines[2].split_whitespace().collect();
     assert_eq!(
         words,
-        ["transferred", "2", "3.0000", "±inf", "0.000", "3.0000"]
+        [
+            "transferred",
+            "2",
+            "3.0000",
+            "±inf",
+            "0.000",
+            "3.0000",
+            "3.0000",
+            "3.0000"
+        ]
+    );
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        [
+            "observation",
+            "count",
+            "mean",
+            "±ci",
+            "cv²",
+            "p50",
+            "p90",
+            "p99"
+        ]
     );
     let words: Vec<&str> = lines[4].split_whitespace().collect();
     assert_eq!(
@@ -91,6 +113,11 @@ fn json_uses_the_reference_field_names_and_null_for_undefined() {
         (Some(2), Some(3.0))
     );
     assert!(obs["ci"].is_null());
+    // The reference's fields, then serq's percentiles beside them.
+    assert!(report.to_json(false).contains(
+        r#""transferred":{"count":2,"mean":3.0,"ci":null,"cv2":0.0,"p99":3.0,"p50":3.0,"p90":3.0,"p95":3.0}"#
+    ));
+    assert_eq!(obs["p50"], 3.0);
     assert_eq!(obs["samples"], serde_json::json!([3.0, 3.0]));
     assert!(v["stages"][0]["mean_service"].is_null());
     assert_eq!(v["pools"][0]["admissions"], 2);
@@ -109,4 +136,21 @@ fn array_members_print_with_their_index() {
             .lines()
             .any(|l| l.starts_with("egress[1] "))
     );
+}
+
+#[test]
+fn percentiles_of_a_small_sample_in_table_and_json() {
+    // Samples 4 1 3 2 5 (n = 5), sorted 1 2 3 4 5: p50 rank ⌈2.5⌉ = 3 → 3;
+    // p90 rank ⌈4.5⌉ = 5 → 5; p95 ⌈4.75⌉ = 5 → 5; p99 ⌈4.95⌉ = 5 → 5.
+    let mut report = worked_example();
+    report.observes[0].samples = vec![4.0, 1.0, 3.0, 2.0, 5.0];
+    let v: serde_json::Value = serde_json::from_str(&report.to_json(false)).unwrap();
+    let obs = &v["observes"]["transferred"];
+    assert_eq!(
+        [&obs["p50"], &obs["p90"], &obs["p95"], &obs["p99"]],
+        [3.0, 5.0, 5.0, 5.0]
+    );
+    let table = report.to_table();
+    let words: Vec<&str> = table.lines().nth(2).unwrap().split_whitespace().collect();
+    assert_eq!(&words[5..], ["3.0000", "5.0000", "5.0000"]);
 }

@@ -237,6 +237,12 @@ fn sweep_columns_are_parameters_replications_observations_then_members() {
             "replications",
             "response.mean",
             "response.ci",
+            "response.p50",
+            "response.p50_ci",
+            "response.p90",
+            "response.p90_ci",
+            "response.p99",
+            "response.p99_ci",
             "srv.util",
             "idle[0].util",
             "idle[1].util",
@@ -250,8 +256,8 @@ fn sweep_columns_are_parameters_replications_observations_then_members() {
         .map(|r| (r[0].unwrap(), r[1].unwrap()))
         .collect();
     assert_eq!(heads, [(0.2, 1.0), (0.2, 3.0), (0.4, 1.0), (0.4, 3.0)]);
-    assert_eq!(&rows[0][6..], [Some(0.0), None, None]);
-    assert_eq!(&rows[1][6..], [Some(0.0), Some(0.0), Some(0.0)]);
+    assert_eq!(&rows[0][12..], [Some(0.0), None, None]);
+    assert_eq!(&rows[1][12..], [Some(0.0), Some(0.0), Some(0.0)]);
     assert!(rows.iter().all(|r| r[2] == Some(2.0)));
 }
 
@@ -289,7 +295,8 @@ fn sweep_csv_is_the_same_file_with_one_and_two_threads() {
     assert_eq!(lines.len(), 1 + 6);
     assert_eq!(
         lines[0],
-        "lam,ND,replications,response.mean,response.ci,srv.util,idle[0].util,idle[1].util"
+        "lam,ND,replications,response.mean,response.ci,response.p50,response.p50_ci,\
+         response.p90,response.p90_ci,response.p99,response.p99_ci,srv.util,idle[0].util,idle[1].util"
     );
     let heads: Vec<String> = lines[1..]
         .iter()

@@ -43,6 +43,9 @@ struct ObserveJson {
     ci: Option<f64>,
     cv2: Option<f64>,
     p99: Option<f64>,
+    p50: Option<f64>,
+    p90: Option<f64>,
+    p95: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     samples: Option<Vec<Option<f64>>>,
 }
@@ -58,6 +61,9 @@ impl Serialize for Observes<'_> {
                 ci: summary.ci,
                 cv2: summary.cv2,
                 p99: summary.p99,
+                p50: summary.p50,
+                p90: summary.p90,
+                p95: summary.p95,
                 samples: self
                     .with_samples
                     .then(|| obs.samples.iter().map(|&x| real(x)).collect()),

@@ -3,7 +3,7 @@
 //!
 //! Architecture invariant: the report knows nothing of the engine; the engine
 //! fills a [`Report`] with raw figures (samples, time averages, counts) and
-//! the statistics of samples (mean, CI, cv², p99) are computed here.
+//! the statistics of samples (mean, CI, cv², percentiles) are computed here.
 
 mod json;
 mod lookup;

@@ -4,6 +4,7 @@
 //! their order (never of a hash map or of which thread ran what), so one
 //! grid and one seed give one file.
 
+use super::replicate::{Estimate, ObservationEstimate};
 use super::sweep::Sweep;
 
 /// What a column holds.
@@ -13,12 +14,49 @@ enum Column {
     Parameter(usize),
     /// The replications per point.
     Replications,
-    /// An observation's mean across replications.
-    Mean(String),
-    /// Its 95% half-width.
-    Ci(String),
+    /// An observation's figure (its mean or a percentile) across
+    /// replications, or that figure's 95% half-width.
+    Observed(String, Figure, Part),
     /// A stage member's mean utilisation.
     Utilization(String, Option<usize>),
+}
+
+/// An observation's figure in the rows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Figure {
+    Mean,
+    P50,
+    P90,
+    P99,
+}
+
+impl Figure {
+    const ALL: [Figure; 4] = [Figure::Mean, Figure::P50, Figure::P90, Figure::P99];
+
+    fn word(self) -> &'static str {
+        match self {
+            Figure::Mean => "mean",
+            Figure::P50 => "p50",
+            Figure::P90 => "p90",
+            Figure::P99 => "p99",
+        }
+    }
+
+    fn of(self, o: &ObservationEstimate) -> &Estimate {
+        match self {
+            Figure::Mean => &o.mean,
+            Figure::P50 => &o.p50,
+            Figure::P90 => &o.p90,
+            Figure::P99 => &o.p99,
+        }
+    }
+}
+
+/// The estimate's value, or its half-width.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Part {
+    Value,
+    Ci,
 }
 
 /// `name[i]` for an array member, `name` otherwise.
@@ -62,8 +100,10 @@ impl Sweep {
         let mut columns: Vec<Column> = (0..self.parameters.len()).map(Column::Parameter).collect();
         columns.push(Column::Replications);
         for name in observations {
-            columns.push(Column::Mean(name.clone()));
-            columns.push(Column::Ci(name));
+            for figure in Figure::ALL {
+                columns.push(Column::Observed(name.clone(), figure, Part::Value));
+                columns.push(Column::Observed(name.clone(), figure, Part::Ci));
+            }
         }
         columns.extend(members.into_iter().map(|(n, m)| Column::Utilization(n, m)));
         columns
@@ -90,7 +130,10 @@ impl Sweep {
 
     /// The column names, in order: each axis's name (in axis order);
     /// `replications`; for each observation (in program order) `NAME.mean`
-    /// and `NAME.ci` (the 95% half-width); for each stage member (families
+    /// and `NAME.ci` (the mean across replications and its 95% half-width),
+    /// then `NAME.p50`, `NAME.p50_ci`, `NAME.p90`, `NAME.p90_ci`,
+    /// `NAME.p99`, `NAME.p99_ci` (each replication's nearest-rank
+    /// percentile, estimated in the same way); for each stage member (families
     /// in declaration order, members by index) `STAGE.util` or
     /// `STAGE[i].util`, the mean utilisation. Members that exist at some
     /// points only (an array sized by an axis) have a column all the same,
@@ -107,7 +150,8 @@ impl Sweep {
     /// let axes = [Axis::parse("d=1,2").unwrap(), Axis::parse("N=1,2").unwrap()];
     /// let result = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap();
     /// assert_eq!(result.columns(), ["d", "N", "replications", "response.mean",
-    ///                               "response.ci", "s[0].util", "s[1].util"]);
+    ///     "response.ci", "response.p50", "response.p50_ci", "response.p90",
+    ///     "response.p90_ci", "response.p99", "response.p99_ci", "s[0].util", "s[1].util"]);
     /// ```
     pub fn columns(&self) -> Vec<String> {
         self.layout()
@@ -115,8 +159,9 @@ impl Sweep {
             .map(|c| match c {
                 Column::Parameter(i) => self.parameters[*i].clone(),
                 Column::Replications => "replications".to_string(),
-                Column::Mean(name) => format!("{name}.mean"),
-                Column::Ci(name) => format!("{name}.ci"),
+                Column::Observed(name, Figure::Mean, Part::Ci) => format!("{name}.ci"),
+                Column::Observed(name, figure, Part::Value) => format!("{name}.{}", figure.word()),
+                Column::Observed(name, figure, Part::Ci) => format!("{name}.{}_ci", figure.word()),
                 Column::Utilization(name, member) => format!("{}.util", member_name(name, *member)),
             })
             .collect()
@@ -133,8 +178,12 @@ impl Sweep {
     ///               session { run s (d); observe response = now; } run { horizon 10; }";
     /// let axes = [Axis::parse("d=1,2").unwrap()];
     /// let result = sweep(source, &Default::default(), &axes, 3, &|| {}).unwrap();
-    /// // d, replications, response.mean, response.ci (deterministic: 0), s.util (d/10).
-    /// assert_eq!(result.rows()[1], [Some(2.0), Some(3.0), Some(2.0), Some(0.0), Some(0.2)]);
+    /// // d, replications, response's mean, p50, p90, p99 (each 2, deterministic:
+    /// // a CI of 0), s.util (d/10).
+    /// let two = [Some(2.0), Some(0.0)];
+    /// let expected: Vec<_> = [Some(2.0), Some(3.0)].into_iter()
+    ///     .chain(two.repeat(4)).chain([Some(0.2)]).collect();
+    /// assert_eq!(result.rows()[1], expected);
     /// ```
     pub fn rows(&self) -> Vec<Vec<Option<f64>>> {
         let layout = self.layout();
@@ -147,8 +196,14 @@ impl Sweep {
                     .map(|c| match c {
                         Column::Parameter(i) => p.values.get(*i).copied(),
                         Column::Replications => Some(self.replications as f64),
-                        Column::Mean(name) => r.observation(name).and_then(|e| e.mean),
-                        Column::Ci(name) => r.observation(name).and_then(|e| e.ci),
+                        Column::Observed(name, figure, part) => {
+                            let o = r.observations.iter().find(|o| o.name == *name)?;
+                            let e = figure.of(o);
+                            match part {
+                                Part::Value => e.mean,
+                                Part::Ci => e.ci,
+                            }
+                        }
                         Column::Utilization(name, member) => r
                             .stages
                             .iter()
@@ -171,9 +226,10 @@ impl Sweep {
     /// let axes = [Axis::parse("d=1,2").unwrap()];
     /// let csv = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap().to_csv();
     /// // One replication: no CI.
-    /// assert_eq!(csv, "d,replications,response.mean,response.ci,s.util\n\
-    ///                  1,1,1,,0.1\n\
-    ///                  2,1,2,,0.2\n");
+    /// assert_eq!(csv, "d,replications,response.mean,response.ci,response.p50,response.p50_ci,\
+    ///                  response.p90,response.p90_ci,response.p99,response.p99_ci,s.util\n\
+    ///                  1,1,1,,1,,1,,1,,0.1\n\
+    ///                  2,1,2,,2,,2,,2,,0.2\n");
     /// ```
     pub fn to_csv(&self) -> String {
         let mut out = self.columns().join(",");
@@ -198,8 +254,9 @@ impl Sweep {
     ///               session { run s (d); observe response = now; } run { horizon 10; }";
     /// let axes = [Axis::parse("d=2").unwrap()];
     /// let jsonl = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap().to_jsonl();
-    /// assert_eq!(jsonl, "{\"d\":2,\"replications\":1,\"response.mean\":2,\
-    ///                    \"response.ci\":null,\"s.util\":0.2}\n");
+    /// assert!(jsonl.starts_with("{\"d\":2,\"replications\":1,\"response.mean\":2,\
+    ///                    \"response.ci\":null,\"response.p50\":2,\"response.p50_ci\":null,"));
+    /// assert!(jsonl.ends_with(",\"response.p99_ci\":null,\"s.util\":0.2}\n"));
     /// ```
     pub fn to_jsonl(&self) -> String {
         let columns = self.columns();

@@ -11,8 +11,7 @@
 
 use rayon::prelude::*;
 
-use super::replicate::{Replicated, ReplicationError, run_replication};
-use crate::report::Report;
+use super::replicate::{Replicated, ReplicationError, Summarised, run_replication};
 use crate::syntax::Diagnostic;
 use crate::syntax::lexer::is_word;
 use crate::{Overrides, Program};
@@ -229,20 +228,6 @@ fn grid_points(axes: &[Axis]) -> Vec<Vec<f64>> {
     points
 }
 
-/// Drops each observation's samples but their mean (as one sample), so a
-/// large sweep holds a few numbers per report; the mean of one sample is
-/// that sample, so [`Replicated::of`] sees the same means.
-fn compact(mut report: Report) -> Report {
-    for obs in &mut report.observes {
-        if let Some(mean) = crate::report::Summary::of(&obs.samples).mean {
-            obs.samples = vec![mean];
-        } else {
-            obs.samples.clear();
-        }
-    }
-    report
-}
-
 /// Runs `source` at every point of the grid, `replications` times each:
 /// each axis's value replaces its `let` constant (after `overrides.sets`, so
 /// an axis wins over a `--set` of the same name); the other overrides apply
@@ -306,7 +291,7 @@ pub fn sweep(
         .map(|job| {
             let report = run_replication(&programs[job / replications], job % replications);
             progress();
-            report.map(compact)
+            report.map(|r| Summarised::of(&r))
         })
         .collect::<Vec<_>>();
     let mut reports = reports.into_iter();
@@ -321,7 +306,7 @@ pub fn sweep(
         }
         swept.push(SweepPoint {
             values,
-            result: Replicated::of(&chunk),
+            result: Replicated::of_summarised(&chunk),
         });
     }
     Ok(Sweep {
