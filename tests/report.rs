@@ -16,6 +16,7 @@ fn worked_example() -> Report {
         ended: 2,
         turns: 0,
         mean_live: 0.8,
+        live_series: Vec::new(),
         observes: vec![Observation {
             name: "transferred".into(),
             samples: vec![3.0, 3.0],

@@ -21,7 +21,7 @@ use super::stages::StageState;
 use super::stats::TimeAvg;
 use super::{MAX_LIVE_SESSIONS, PROGRESS_EVERY, RunError, RunOptions, SessionCounts};
 use crate::ir::{Arrival, Program, Share, StageKind};
-use crate::report::{Observation, PoolRow, Report, StageRow};
+use crate::report::{Observation, PoolRow, Report, StageRow, WindowedAverage};
 use smallvec::SmallVec;
 
 /// More statements than this by one session at one instant, or more
@@ -89,6 +89,8 @@ pub struct World<'p> {
     /// `turn` statements at t >= warmup.
     pub turns: u64,
     live: TimeAvg,
+    /// The live sessions over equal windows of [warmup, horizon].
+    live_series: WindowedAverage,
     live_count: u64,
     /// Samples by observation index.
     pub samples: Vec<Vec<f64>>,
@@ -156,6 +158,7 @@ impl<'p> World<'p> {
             ended_total: 0,
             turns: 0,
             live: TimeAvg::new(warmup),
+            live_series: WindowedAverage::new(warmup, prog.horizon),
             live_count: 0,
             samples: vec![Vec::new(); prog.observes.len()],
             keys: Vec::new(),
@@ -511,6 +514,7 @@ impl<'p> World<'p> {
         self.attrs.reset(slot, serial);
         self.live_count += 1;
         self.live.set(self.now, self.live_count as f64);
+        self.live_series.set(self.now, self.live_count as f64);
         self.run_workload_block(slot, prog.init, 0)?;
         self.ready.push_back(slot);
         Ok(())
@@ -525,6 +529,7 @@ impl<'p> World<'p> {
         self.ended_total += 1;
         self.live_count -= 1;
         self.live.set(self.now, self.live_count as f64);
+        self.live_series.set(self.now, self.live_count as f64);
         self.sessions[slot as usize].live = false;
         self.free_sessions.push(slot);
         if let Arrival::Closed(_) = self.prog.arrival {
@@ -596,6 +601,7 @@ impl<'p> World<'p> {
             ended: self.ended,
             turns: self.turns,
             mean_live: self.live.mean(end),
+            live_series: self.live_series.means(end),
             observes: prog
                 .observes
                 .iter()

@@ -7,10 +7,12 @@
 
 mod json;
 mod lookup;
+mod series;
 mod stats;
 mod table;
 
 pub use lookup::ObservationView;
+pub use series::WindowedAverage;
 pub use stats::Summary;
 
 /// Everything a run measured.
@@ -36,6 +38,11 @@ pub struct Report {
     pub turns: u64,
     /// Time average of live sessions over [warmup, end].
     pub mean_live: f64,
+    /// Time average of live sessions over each of the
+    /// [`WindowedAverage::WINDOWS`] equal windows of [warmup, horizon] that
+    /// end by `end` (all of them unless an `arrivals` limit ended the run
+    /// early), in time order: the series the stability test reads.
+    pub live_series: Vec<f64>,
     /// One per observation name, in program order.
     pub observes: Vec<Observation>,
     /// One per stage member, in declaration order.
