@@ -347,6 +347,14 @@ fn execute(command: Command) -> Result<(), Failure> {
                     eprintln!("(in replication {}, seed {})", e.replication, e.seed);
                     Failure::Program
                 })?;
+                for (k, s) in replicated.stability.iter().enumerate() {
+                    if let Some(s) = s.filter(|s| !s.stable) {
+                        eprintln!(
+                            "warning: {}: replication {k} (seed {}): {s}",
+                            input.name, replicated.seeds[k]
+                        );
+                    }
+                }
                 if json {
                     emit(&format!("{}\n", replicated.to_json()));
                 } else {
@@ -367,6 +375,9 @@ fn execute(command: Command) -> Result<(), Failure> {
                 Failure::Program
             })?;
             report.source_name = input.name.clone();
+            if let Some(s) = report.stability().filter(|s| !s.stable) {
+                eprintln!("warning: {}: {s}", input.name);
+            }
             if json {
                 emit(&format!("{}\n", report.to_json(samples)));
             } else {

@@ -25,6 +25,7 @@ struct RunJson<'a> {
     ended: u64,
     turns: u64,
     mean_live: Option<f64>,
+    stable: Option<bool>,
     observes: Observes<'a>,
     stages: Vec<StageJson<'a>>,
     pools: Vec<PoolJson<'a>>,
@@ -151,6 +152,7 @@ impl Report {
             ended: self.ended,
             turns: self.turns,
             mean_live: real(self.mean_live),
+            stable: self.stability().map(|s| s.stable),
             observes: Observes {
                 list: &self.observes,
                 with_samples,

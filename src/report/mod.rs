@@ -8,11 +8,13 @@
 mod json;
 mod lookup;
 mod series;
+mod stability;
 mod stats;
 mod table;
 
 pub use lookup::ObservationView;
 pub use series::WindowedAverage;
+pub use stability::{Stability, TREND_LAG, TREND_T};
 pub use stats::Summary;
 
 /// Everything a run measured.

@@ -80,6 +80,7 @@ struct ReplicatedJson<'a> {
     replications: usize,
     seeds: &'a [u64],
     confidence: f64,
+    stable: Option<bool>,
     observes: Vec<ObservationJson<'a>>,
     stages: Vec<StageJson<'a>>,
     pools: Vec<PoolJson<'a>>,
@@ -89,7 +90,7 @@ impl Replicated {
     /// The estimates as one JSON object:
     ///
     /// ```json
-    /// {"replications": R, "seeds": [s0, …], "confidence": 0.95,
+    /// {"replications": R, "seeds": [s0, …], "confidence": 0.95, "stable": b,
     ///  "observes": [{"name": "ttft", "mean": {"n": R, "mean": m, "ci": h},
     ///                "p50": {…}, "p90": {…}, "p99": {…}}, …],
     ///  "stages": [{"name": "D", "member": 0, "utilization": {…},
@@ -101,20 +102,22 @@ impl Replicated {
     /// mean across them and `ci` the 95% Student-t half-width (`null`
     /// below 2); an observation's `p50`, `p90` and `p99` estimate its
     /// percentiles the same way, from each replication's nearest-rank
-    /// percentile; `member` is `null` for a family of one.
+    /// percentile; `member` is `null` for a family of one; `stable` is
+    /// [`Replicated::is_stable`] (`null` when not judged).
     ///
     /// ```
     /// # let source = "stage s : delay; workload { arrive batch(1); }
     /// #   session { observe x = 3; } run { horizon 1; seed 5; }";
     /// # let program = serq::compile_source(source, &Default::default()).unwrap();
     /// let json = serq::study::replicate(&program, 2).unwrap().to_json();
-    /// assert!(json.starts_with(r#"{"replications":2,"seeds":[5,6],"confidence":0.95,"observes":[{"name":"x","mean":{"n":2,"mean":3.0,"ci":0.0},"p50":{"n":2,"mean":3.0,"ci":0.0}"#));
+    /// assert!(json.starts_with(r#"{"replications":2,"seeds":[5,6],"confidence":0.95,"stable":true,"observes":[{"name":"x","mean":{"n":2,"mean":3.0,"ci":0.0},"p50":{"n":2,"mean":3.0,"ci":0.0}"#));
     /// ```
     pub fn to_json(&self) -> String {
         let json = ReplicatedJson {
             replications: self.seeds.len(),
             seeds: &self.seeds,
             confidence: 0.95,
+            stable: self.is_stable(),
             observes: self
                 .observations
                 .iter()

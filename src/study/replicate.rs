@@ -11,7 +11,7 @@
 use rayon::prelude::*;
 
 use super::tdist::student_t_quantile;
-use crate::report::{Report, Summary};
+use crate::report::{Report, Stability, Summary};
 use crate::{Program, RunError};
 
 /// The seed of replication `k` of a study whose base seed is `base`:
@@ -184,6 +184,9 @@ pub struct PoolEstimate {
 pub struct Replicated {
     /// The seed of each replication, in replication order.
     pub seeds: Vec<u64>,
+    /// Each replication's stability test ([`Report::stability`]), in
+    /// replication order.
+    pub stability: Vec<Option<Stability>>,
     /// One per observation, in program order.
     pub observations: Vec<ObservationEstimate>,
     /// One per stage member, in declaration order.
@@ -252,6 +255,7 @@ impl Replicated {
         let Some(first) = runs.first() else {
             return Replicated {
                 seeds: Vec::new(),
+                stability: Vec::new(),
                 observations: Vec::new(),
                 stages: Vec::new(),
                 pools: Vec::new(),
@@ -312,9 +316,32 @@ impl Replicated {
             .collect();
         Replicated {
             seeds: runs.iter().map(|r| r.seed).collect(),
+            stability: runs.iter().map(|r| r.stability).collect(),
             observations,
             stages,
             pools,
+        }
+    }
+
+    /// Whether the replications are stable: `Some(false)` when the
+    /// stability test flags any of them, `Some(true)` when it judged every
+    /// one stable, `None` otherwise (a run ended by an `arrivals` limit is
+    /// not judged).
+    ///
+    /// ```
+    /// # let source = "stage s : fifo; workload { arrive poisson(3); }
+    /// #   session { run s (~exp(1)); } run { horizon 1000; }";
+    /// # let program = serq::compile_source(source, &Default::default()).unwrap();
+    /// // Three arrivals a unit of time for one of service: every queue grows.
+    /// let r = serq::study::replicate(&program, 2).unwrap();
+    /// assert_eq!(r.is_stable(), Some(false));
+    /// ```
+    pub fn is_stable(&self) -> Option<bool> {
+        let verdicts = self.stability.iter().map(|s| s.map(|s| s.stable));
+        if verdicts.clone().any(|v| v == Some(false)) {
+            Some(false)
+        } else {
+            verdicts.collect::<Option<Vec<bool>>>().map(|_| true)
         }
     }
 
@@ -434,6 +461,8 @@ pub(crate) struct Summarised {
     pub stages: Vec<crate::report::StageRow>,
     /// The report's pool rows.
     pub pools: Vec<crate::report::PoolRow>,
+    /// The report's stability test.
+    pub stability: Option<Stability>,
 }
 
 impl Summarised {
@@ -448,6 +477,7 @@ impl Summarised {
                 .collect(),
             stages: report.stages.clone(),
             pools: report.pools.clone(),
+            stability: report.stability(),
         }
     }
 }
