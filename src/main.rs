@@ -612,15 +612,15 @@ impl Input {
                     start,
                     end: start + 1,
                 };
-                let d = Diagnostic::new("run-time", span, message).with_label("this statement");
+                let d = Diagnostic::new(e.rule, span, message).with_label("this statement");
                 render(&[d], &self.name, &self.text)
             }
             _ => match e.at {
                 Some((b, i)) => format!(
-                    "error: {}: block {b}, statement {i}: {message}\n",
-                    self.name
+                    "error[{}]: {}: block {b}, statement {i}: {message}\n",
+                    e.rule, self.name
                 ),
-                None => format!("error: {}: {message}\n", self.name),
+                None => format!("error[{}]: {}: {message}\n", e.rule, self.name),
             },
         }
     }

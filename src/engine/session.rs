@@ -268,6 +268,7 @@ impl World<'_> {
     /// A run-time error in session `slot` at statement `at`.
     pub fn session_error(&self, slot: u32, at: (usize, usize), message: String) -> RunError {
         RunError {
+            rule: RunError::rule_of(&message),
             message,
             at: Some(at),
             session: Some(self.sessions[slot as usize].serial),

@@ -170,6 +170,7 @@ impl<'p> World<'p> {
     /// A run-time error at the current time, outside any session.
     pub fn error(&self, message: String) -> RunError {
         RunError {
+            rule: RunError::rule_of(&message),
             message,
             at: None,
             session: None,

@@ -429,14 +429,20 @@ impl Linker<'_> {
                     } else {
                         (
                             "not a whole number ≥ 0",
-                            format!("an index of `{}` is a whole number from 0 to {last}", fam.name),
+                            format!(
+                                "an index of `{}` is a whole number from 0 to {last}",
+                                fam.name
+                            ),
                         )
                     };
                     self.err(
                         Diagnostic::new(
                             "index",
                             i.span,
-                            format!("{word} `{}`: index {x} {what} (count {})", fam.name, fam.count),
+                            format!(
+                                "{word} `{}`: index {x} {what} (count {})",
+                                fam.name, fam.count
+                            ),
                         )
                         .with_label(format!("a constant index of `{}`", fam.name))
                         .with_help(help),
