@@ -19,6 +19,8 @@ mod exprs;
 mod names;
 mod stmts;
 
+pub use names::closest;
+
 use std::collections::{BTreeMap, HashMap};
 
 use crate::ir;
