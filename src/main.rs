@@ -453,7 +453,9 @@ impl RunProgress {
             }
             // Elapsed counts from the run's start; the ETA from here on (the
             // first position is a jump that says nothing about the rate).
-            let bar = indicatif::ProgressBar::new(Self::STEPS).with_elapsed(self.started.elapsed());
+            let bar = indicatif::ProgressBar::new(Self::STEPS)
+                .with_elapsed(self.started.elapsed())
+                .with_message(self.clock(now));
             if let Ok(style) = indicatif::ProgressStyle::with_template(
                 "{elapsed_precise} [{bar:30}] {percent:>3}%  t = {msg}  eta {eta}",
             ) {
@@ -468,11 +470,17 @@ impl RunProgress {
     }
 
     fn set(&self, bar: &indicatif::ProgressBar, now: f64) {
+        // The message first: setting the position may draw a frame, and the
+        // first frame must show the time, not a blank.
+        bar.set_message(self.clock(now));
         let fraction = (now / self.horizon).clamp(0.0, 1.0);
         bar.set_position((fraction * Self::STEPS as f64) as u64);
-        // About six significant digits of the horizon's magnitude.
+    }
+
+    /// `t / horizon`, with about six significant digits of the horizon's magnitude.
+    fn clock(&self, now: f64) -> String {
         let decimals = (5.0 - self.horizon.log10().floor()).clamp(0.0, 9.0) as usize;
-        bar.set_message(format!("{now:.decimals$} / {}", self.horizon));
+        format!("{now:.decimals$} / {}", self.horizon)
     }
 
     /// The run is over: the bar (if any) is cleared before the report prints.

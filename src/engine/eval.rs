@@ -210,8 +210,12 @@ fn sample(dist: Dist, args: &[Expr], cx: &mut Cx<'_>) -> Result<f64, String> {
         }
         Dist::Erlang => {
             let (k, m) = (p[0], p[1]);
-            if !(k >= 1.0 && k.fract() == 0.0 && k.is_finite()) {
-                return Err(parameter_error(dist, "k (a whole number >= 1)", k));
+            if !(k >= 1.0 && k.fract() == 0.0 && k <= crate::ir::MAX_ERLANG_K) {
+                return Err(parameter_error(
+                    dist,
+                    "k (a whole number from 1 to 10^6)",
+                    k,
+                ));
             }
             nonneg("mean", m)?;
             let phase = m / k;

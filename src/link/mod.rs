@@ -191,7 +191,8 @@ pub fn link(
 /// A fault of the run options that an override took part in names it: the
 /// run block the caret points at no longer holds the values at fault.
 fn blame_flags(d: Diagnostic, overrides: &Overrides) -> Diagnostic {
-    if d.rule != "run-options" {
+    let horizon_limit = d.rule == "limits" && d.message.starts_with("horizon");
+    if d.rule != "run-options" && !horizon_limit {
         return d;
     }
     let mut flags = Vec::new();
