@@ -739,7 +739,10 @@ impl Input {
         if self.is_ir {
             serq::compile_ir(&self.text, overrides).map_err(|errors| {
                 for e in &errors {
-                    eprintln!("error: {}: {e}", self.name);
+                    eprintln!("error[{}]: {}: {e}", e.rule, self.name);
+                    if let Some(help) = e.help {
+                        eprintln!("  = help: {help}");
+                    }
                 }
                 blame(errors.iter().all(|e| e.rule == "set-unknown"))
             })

@@ -47,31 +47,34 @@ impl RunError {
     /// assert_eq!(RunError::rule_of("stage `s`: index 3 out of range (count 2)"), "index");
     /// ```
     pub fn rule_of(message: &str) -> &'static str {
-        const RULES: [(&str, &str); 18] = [
-            ("invariant broken", "invariant"),
-            ("livelock", "livelock"),
-            ("(max_events)", "max-events"),
-            ("live sessions at once", "live-limit"),
-            ("not supported yet", "unsupported"),
-            ("not implement", "unsupported"),
-            ("is not shared", "unsupported"),
-            ("index", "index"),
-            ("is negative", "negative"),
-            ("NaN", "nan"),
-            ("`~", "distribution"),
-            ("renewal", "renewal"),
-            ("choose count", "choose"),
-            ("outside a hold", "outside-hold"),
-            ("guard", "guard"),
-            ("arrivals", "arrivals"),
-            ("failed to drain", "arrivals"),
-            ("warmup", "run-options"),
-        ];
-        RULES
+        Self::RULES
             .iter()
             .find(|(key, _)| message.contains(key))
             .map_or("run-time", |&(_, rule)| rule)
     }
+
+    /// The key words of [`RunError::rule_of`] and the rule each gives, most
+    /// specific first (a message with none is `run-time`).
+    pub const RULES: [(&'static str, &'static str); 18] = [
+        ("invariant broken", "invariant"),
+        ("livelock", "livelock"),
+        ("(max_events)", "max-events"),
+        ("live sessions at once", "live-limit"),
+        ("not supported yet", "unsupported"),
+        ("not implement", "unsupported"),
+        ("is not shared", "unsupported"),
+        ("index", "index"),
+        ("is negative", "negative"),
+        ("NaN", "nan"),
+        ("`~", "distribution"),
+        ("renewal", "renewal"),
+        ("choose count", "choose"),
+        ("outside a hold", "outside-hold"),
+        ("guard", "guard"),
+        ("arrivals", "arrivals"),
+        ("failed to drain", "arrivals"),
+        ("warmup", "run-options"),
+    ];
 }
 
 impl std::fmt::Display for RunError {
