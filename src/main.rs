@@ -25,16 +25,18 @@ struct Cli {
 }
 
 const EXAMPLES: &str = "\
-Examples:
-  serq check examples/single-turn/mm1.sq      check a program without running it
-  serq run examples/single-turn/mm1.sq        run it and print the report
-  serq run prog.sq --seed 7 --json            another seed, the report as JSON
-  serq run pd.sq --set NP=500 --set ND=500    replace `let NP` and `let ND` (array sizes too)
-  serq ir prog.sq > prog.ir.json              print the linked IR (version 8)
-  serq run prog.ir.json                       run IR written by serq or another tool
-  serq draw pd.sq -o pd.svg                   draw the deployment as SVG
-  serq run mm1.sq --replications 8            8 seeds in parallel, 95% t-intervals
-  serq sweep pd.sq --grid lam=0.5:0.9:0.1 --grid ND=2,4 --replications 5 --out r.csv
+Examples (from the repository's root; `cargo install --path .` puts serq on the PATH):
+  serq check examples/single-turn/mm1.sq                    check a program without running it
+  serq run examples/single-turn/mm1.sq                      run it and print the report
+  serq run examples/single-turn/mm1.sq --seed 7 --json      another seed, the report as JSON
+  serq run examples/pd-disaggregation/capacity.sq --set ND=5 --set lam=12
+                                                            replace `let ND` and `let lam`
+  serq ir examples/single-turn/mm1.sq > mm1.ir.json         print the linked IR (version 8)
+  serq run mm1.ir.json                                      run IR written by serq or another tool
+  serq draw examples/pd-disaggregation/capacity.sq -o pd.svg
+                                                            draw the deployment as SVG
+  serq run examples/single-turn/mm1.sq --replications 8     8 seeds in parallel, 95% t-intervals
+  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:4 --grid ND=2,4 --out r.csv
 
 Exit status: 0 success, 1 the program's fault (a parse, link or run-time
 error, printed on stderr), 2 a usage error (bad flags, a name a flag gives
@@ -47,9 +49,9 @@ enum Command {
     /// The flags replace the program's `run { … }` options; `--horizon`
     /// supplies one a program lacks. Example:
     ///
-    ///   serq run prog.sq --seed 3 --horizon 1000 --warmup 100
+    ///   serq run examples/single-turn/mm1.sq --seed 3 --horizon 1000 --warmup 100
     #[command(
-        after_help = "Examples:\n  serq run examples/single-turn/mm1.sq --json --samples\n  serq run pd.sq --set NP=500 --set ND=500"
+        after_help = "Examples:\n  serq run examples/single-turn/mm1.sq --json --samples\n  serq run examples/pd-disaggregation/capacity.sq --set ND=5 --set lam=12"
     )]
     Run {
         #[command(flatten)]
@@ -105,7 +107,7 @@ enum Command {
     /// rest). A progress bar is drawn on stderr when it is a terminal,
     /// never otherwise.
     #[command(
-        after_help = "Examples:\n  serq sweep pd.sq --grid lam=0.5:0.9:0.1 --grid ND=2,4,8 --replications 5 --out results.csv\n  serq sweep pd.sq --grid lam=0.5:0.9:0.1 --grid ND=2,4 --format jsonl\n  serq sweep pd.sq --grid lam=0.5:0.9:0.1 --grid ND=2,4 --replications 5 --plot ttft.svg --x lam --y ttft"
+        after_help = "Examples:\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,3,4 --replications 5 --out results.csv\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:4 --grid ND=2,4 --format jsonl\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,4 --replications 5 --plot ttft.svg --x lam --y ttft.p99 --log-y\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,4 --out results.csv --resume"
     )]
     Sweep {
         #[command(flatten)]
@@ -157,7 +159,9 @@ enum Command {
     /// running it. Example:
     ///
     ///   serq check examples/pd-disaggregation/pull_maxmin.sq
-    #[command(after_help = "Example:\n  serq check pd.sq --set NP=500 --set ND=500")]
+    #[command(
+        after_help = "Example:\n  serq check examples/pd-disaggregation/capacity.sq --set ND=500"
+    )]
     Check {
         #[command(flatten)]
         file: FileArg,
@@ -169,8 +173,10 @@ enum Command {
     /// The IR is what the engine runs: names resolved, constants folded,
     /// sugar (`transfer`, `branch with`) rewritten. Example:
     ///
-    ///   serq ir prog.sq > prog.ir.json && serq run prog.ir.json
-    #[command(after_help = "Example:\n  serq ir pd.sq --set NP=500 --set ND=500 > pd500.ir.json")]
+    ///   serq ir examples/single-turn/mm1.sq > mm1.ir.json && serq run mm1.ir.json
+    #[command(
+        after_help = "Example:\n  serq ir examples/pd-disaggregation/capacity.sq --set ND=500 > pd500.ir.json"
+    )]
     Ir {
         #[command(flatten)]
         file: FileArg,
