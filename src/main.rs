@@ -66,6 +66,11 @@ enum Command {
         /// Add each observation's samples to the JSON report.
         #[arg(long, requires = "json", conflicts_with = "replications")]
         samples: bool,
+        /// Fold each stage and pool array into one row: its member count
+        /// and each figure's mean over the members (JSON: mean, min and
+        /// max), so a 500-member family is one line, not 500.
+        #[arg(long, conflicts_with = "replications")]
+        by_family: bool,
         /// Run R independent replications in parallel and report each
         /// figure's mean across them with a 95% Student-t half-width
         /// (t(0.975, R-1) * s / sqrt(R)). Replication k (0-based) uses seed
@@ -367,6 +372,7 @@ fn execute(command: Command) -> Result<(), Failure> {
             options,
             json,
             samples,
+            by_family,
             replications,
         } => {
             let input = Input::read(&file.path)?;
@@ -409,11 +415,13 @@ fn execute(command: Command) -> Result<(), Failure> {
             if let Some(s) = report.stability().filter(|s| !s.stable) {
                 eprintln!("warning: {}: {s}", input.name);
             }
-            if json {
-                emit(&format!("{}\n", report.to_json(samples)));
-            } else {
-                emit(&report.to_table());
-            }
+            let text = match (json, by_family) {
+                (true, false) => format!("{}\n", report.to_json(samples)),
+                (true, true) => format!("{}\n", report.to_json_by_family(samples)),
+                (false, false) => report.to_table(),
+                (false, true) => report.to_table_by_family(),
+            };
+            emit(&text);
             Ok(())
         }
     }

@@ -155,3 +155,38 @@ fn percentiles_of_a_small_sample_in_table_and_json() {
     let words: Vec<&str> = table.lines().nth(2).unwrap().split_whitespace().collect();
     assert_eq!(&words[5..], ["3.0000", "5.0000", "5.0000"]);
 }
+
+#[test]
+fn by_family_folds_an_array_into_one_row_of_mean_min_and_max() {
+    // egress[0..3] with utilisations 0.2, 0.4, 0.6: one row `egress ×3`,
+    // util mean 0.4, min 0.2, max 0.6; kvP stays a row of its own.
+    let mut report = worked_example();
+    let row = report.stages[0].clone();
+    report.stages = [0.2, 0.4, 0.6]
+        .iter()
+        .enumerate()
+        .map(|(i, &u)| StageRow {
+            member: Some(i),
+            utilization: Some(u),
+            ..row.clone()
+        })
+        .collect();
+    let table = report.to_table_by_family();
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("egress ×3"))
+        .expect("one folded row");
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(&words[2..6], ["0.400", "0.400", "0.200", "0.600"]);
+    assert!(!table.contains("egress[0]"));
+    let v: serde_json::Value = serde_json::from_str(&report.to_json_by_family(false)).unwrap();
+    let egress = &v["stages"][0];
+    assert_eq!(egress["members"], 3);
+    assert_eq!(egress["utilization"]["min"], 0.2);
+    assert_eq!(egress["utilization"]["max"], 0.6);
+    assert_eq!(v["stages"].as_array().unwrap().len(), 1);
+    // Unfolded, every JSON row carries its member index.
+    let v: serde_json::Value = serde_json::from_str(&report.to_json(false)).unwrap();
+    assert_eq!(v["stages"][2]["member"], 2);
+    assert!(v["pools"][0]["member"].is_null());
+}

@@ -5,6 +5,7 @@
 //! fills a [`Report`] with raw figures (samples, time averages, counts) and
 //! the statistics of samples (mean, CI, cv², percentiles) are computed here.
 
+mod family;
 mod json;
 mod lookup;
 mod series;
@@ -12,6 +13,7 @@ mod stability;
 mod stats;
 mod table;
 
+pub use family::{PoolFamily, Spread, StageFamily};
 pub use lookup::ObservationView;
 pub use series::WindowedAverage;
 pub use stability::{Stability, TREND_LAG, TREND_T};
