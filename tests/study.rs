@@ -447,6 +447,17 @@ fn start_slow_sweep(path: &Path, out: &Path) -> std::process::Child {
         .expect("the serq binary starts")
 }
 
+/// `serq sweep --resume --out OUT` on SLOW.
+fn resume(path: &Path, out: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_serq"))
+        .args(["sweep", "--resume", "--out"])
+        .arg(out)
+        .args(SLOW_GRID)
+        .arg(path)
+        .output()
+        .expect("the serq binary runs")
+}
+
 /// Waits until `out` holds a header and at least two whole rows.
 fn wait_for_rows(out: &Path) {
     loop {
@@ -483,13 +494,7 @@ fn a_killed_sweep_leaves_its_points_done_and_resume_completes_it_byte_for_byte()
         );
     }
     // --resume runs the rest; the file is then the uninterrupted run's.
-    let resumed = Command::new(env!("CARGO_BIN_EXE_serq"))
-        .args(["sweep", "--resume", "--out"])
-        .arg(&cut)
-        .args(SLOW_GRID)
-        .arg(&path)
-        .output()
-        .unwrap();
+    let resumed = resume(&path, &cut);
     assert!(
         resumed.status.success(),
         "{}",
@@ -509,13 +514,7 @@ fn a_killed_sweep_leaves_its_points_done_and_resume_completes_it_byte_for_byte()
     stdout(&out);
     assert_eq!(std::fs::read(&cut).unwrap(), std::fs::read(&whole).unwrap());
     // Resuming a finished file runs nothing and changes nothing.
-    let again = Command::new(env!("CARGO_BIN_EXE_serq"))
-        .args(["sweep", "--resume", "--out"])
-        .arg(&cut)
-        .args(SLOW_GRID)
-        .arg(&path)
-        .output()
-        .unwrap();
+    let again = resume(&path, &cut);
     assert!(again.status.success());
     assert_eq!(std::fs::read(&cut).unwrap(), std::fs::read(&whole).unwrap());
 }
@@ -525,13 +524,7 @@ fn resume_refuses_a_file_of_another_sweep() {
     let path = program_file("slow_other.sq", SLOW);
     let other = path.with_file_name("slow_other.csv");
     std::fs::write(&other, "H,replications\n20000,1\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_serq"))
-        .args(["sweep", "--resume", "--out"])
-        .arg(&other)
-        .args(SLOW_GRID)
-        .arg(&path)
-        .output()
-        .unwrap();
+    let out = resume(&path, &other);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

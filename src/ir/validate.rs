@@ -342,17 +342,7 @@ impl Validator<'_> {
         }
         // Plain digits of 1e300 run to 301 characters.
         let big = |x: f64| if x >= 1e15 { format!("{x:e}") } else { num(x) };
-        if h.is_finite() && h > super::MAX_HORIZON {
-            self.err(
-                "limits",
-                format!(
-                    "horizon {}: above 2^53 the clock cannot tell an event from one a time unit \
-                     later; the horizon is at most 2^53 = {}",
-                    big(h),
-                    num(super::MAX_HORIZON)
-                ),
-            );
-        } else if let Arrival::Poisson(rate) = p.arrival
+        if let Arrival::Poisson(rate) = p.arrival
             && h.is_finite()
             && rate * h > super::MAX_EXPECTED_ARRIVALS
         {
