@@ -344,7 +344,7 @@ pub fn compile_text_at(
 /// assert!(text.contains("run-time error in session 0 at t = 0"), "{text}");
 /// assert!(text.contains("neg.sq:3:11"), "{text}");
 /// let ir = serq::render_run_error(&program, &error, "neg.json", None);
-/// assert!(ir.starts_with("error: neg.json: block 2, statement 0: run-time error"), "{ir}");
+/// assert!(ir.starts_with("error[negative]: neg.json: block 2, statement 0: run-time error"), "{ir}");
 /// ```
 pub fn render_run_error(
     program: &Program,
@@ -372,12 +372,15 @@ pub fn render_run_error(
                 start,
                 end: start + 1,
             };
-            let d = Diagnostic::new("run-time", span, message).with_label("this statement");
+            let d = Diagnostic::new(error.rule(), span, message).with_label("this statement");
             syntax::diagnostic::render(&[d], name, text)
         }
         _ => match error.at {
-            Some((b, i)) => format!("error: {name}: block {b}, statement {i}: {message}\n"),
-            None => format!("error: {name}: {message}\n"),
+            Some((b, i)) => format!(
+                "error[{}]: {name}: block {b}, statement {i}: {message}\n",
+                error.rule()
+            ),
+            None => format!("error[{}]: {name}: {message}\n", error.rule()),
         },
     }
 }

@@ -119,8 +119,7 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
         *a = serial as f64;
     }
     sim.census.live += 1;
-    let live = sim.census.live as f64;
-    sim.census.live_avg.set(now, live);
+    sim.census.live_changed(now);
     run_workload_block(code, sim, e, prog.init, 0)?;
     sim.ready.0.push_back(e);
     Ok(())

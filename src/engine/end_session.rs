@@ -67,7 +67,7 @@ fn retire_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError>
     }
     census.ended_total += 1;
     census.live -= 1;
-    census.live_avg.set(now, census.live as f64);
+    census.live_changed(now);
     let serial = match sim.store.sessions.get_mut(e) {
         Ok((_, _, mut life)) => {
             life.live = false;

@@ -244,8 +244,8 @@ fn sample(dist: Dist, a: f64, b: f64, cx: &mut Cx<'_>) -> Result<f64, Fault> {
             }
         }
         Dist::Erlang => {
-            if !(a >= 1.0 && a.fract() == 0.0 && a.is_finite()) {
-                return bad("k (a whole number >= 1)", a);
+            if !(a >= 1.0 && a.fract() == 0.0 && a <= crate::ir::MAX_ERLANG_K) {
+                return bad("k (a whole number from 1 to 10^6)", a);
             }
             if b.is_nan() || b < 0.0 {
                 return bad("mean", b);

@@ -114,6 +114,7 @@ pub fn fill_report(
         ended: census.ended,
         turns: observed.turns,
         mean_live: census.live_avg.mean(end),
+        live_series: census.live_series.means(end),
         observes: prog
             .observes
             .iter()

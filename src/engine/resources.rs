@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use bevy_ecs::prelude::*;
 
 use super::stats::TimeAvg;
+use crate::report::WindowedAverage;
 
 /// The clock.
 #[derive(Resource, Clone, Copy, Debug, Default)]
@@ -33,6 +34,9 @@ pub struct Census {
     pub live: u64,
     /// Their time average.
     pub live_avg: TimeAvg,
+    /// Their average over equal windows of [warmup, horizon], for the
+    /// report's stability test.
+    pub live_series: WindowedAverage,
     /// Sessions that ended at t >= warmup.
     pub ended: u64,
     /// Sessions that ended, at any time.
@@ -43,16 +47,23 @@ pub struct Census {
 
 impl Census {
     /// No sessions yet.
-    pub fn new(warmup: f64) -> Census {
+    pub fn new(warmup: f64, horizon: f64) -> Census {
         Census {
             next_serial: 0,
             open_arrivals: 0,
             live: 0,
             live_avg: TimeAvg::new(warmup),
+            live_series: WindowedAverage::new(warmup, horizon),
             ended: 0,
             ended_total: 0,
             replacements: (0.0, 0),
         }
+    }
+
+    /// The live count changed at `now`: both its averages follow.
+    pub fn live_changed(&mut self, now: f64) {
+        self.live_avg.set(now, self.live as f64);
+        self.live_series.set(now, self.live as f64);
     }
 }
 

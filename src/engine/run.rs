@@ -80,7 +80,7 @@ pub fn build(program: &ValidProgram) -> World {
     world.insert_resource(EventQueue::new(prog.horizon));
     world.insert_resource(Streams::new(prog.seed));
     world.insert_resource(Ready::default());
-    world.insert_resource(Census::new(warmup));
+    world.insert_resource(Census::new(warmup, prog.horizon));
     world.insert_resource(Observed {
         samples: vec![Vec::new(); prog.observes.len()],
         turns: 0,

@@ -33,6 +33,19 @@ pub const MAX_SESSIONS_AT_ZERO: u64 = 10_000_000;
 /// in turn at one instant, so a larger n is a hang rather than a choice.
 pub const MAX_CHOOSE_COUNT: u64 = 10_000_000;
 
+/// The most expected arrivals of `poisson(λ)` up to the horizon, λ·horizon:
+/// 2^42, so that at the horizon the clock still resolves the mean gap
+/// 1/λ into 2^10 steps (its spacing there is about horizon·2^−52):
+/// `horizon 1e300` with `poisson(1)` would otherwise run for ever at one
+/// instant. (A workload without an open arrival stream ends when its
+/// events run out, whatever the horizon.)
+pub const MAX_EXPECTED_ARRIVALS: f64 = 4_398_046_511_104.0;
+
+/// The largest `k` of `~erlang(k, m)`: a draw sums k exponentials (as the
+/// reference does, so its stream is the reference's), and more than this
+/// would make one draw a hang.
+pub const MAX_ERLANG_K: f64 = 1_000_000.0;
+
 /// How deep JSON arrays and objects may nest in an IR file. Linked IR nests
 /// at most about 5 levels per level of expression (`{"Call": ["Min",
 /// [{"Expr": …}]]}`) and expressions nest at most 100 deep; 1000 leaves room
