@@ -84,17 +84,25 @@ def evaluate(path, seed, answer):
 
 
 def run_child(path, seed, timeout):
+    # Read the answer before joining: a child blocks on a large answer
+    # until the queue is drained, so join() first would wait for ever.
+    import queue
+
     answer = multiprocessing.Queue()
     child = multiprocessing.Process(target=evaluate, args=(path, seed, answer))
     child.start()
-    child.join(timeout)
-    if child.is_alive():
+    try:
+        outcome = answer.get(timeout=timeout)
+    except queue.Empty:
+        outcome = None
+    if child.is_alive() and outcome is None:
         child.kill()
         child.join()
         return ("hang", "no answer within %g s" % timeout)
-    if answer.empty():
+    child.join()
+    if outcome is None:
         return ("panic", "the reference process died (exit %s)" % child.exitcode)
-    return answer.get()
+    return outcome
 
 
 def without_seed(report):
