@@ -11,6 +11,7 @@ pub mod flows;
 mod invariants;
 mod pools;
 mod rng;
+pub mod serving;
 mod session;
 mod stages;
 mod stats;
