@@ -13,6 +13,8 @@
 
 pub mod blocks;
 pub mod cache;
+pub mod estimators;
+pub mod iteration;
 pub mod order;
 pub mod position;
 pub mod preempt;
