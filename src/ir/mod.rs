@@ -6,6 +6,7 @@
 //! linker's output. The JSON shape is documented in docs/ir.md; its
 //! `"version"` is [`IR_VERSION`].
 
+mod moment;
 mod ops;
 mod real;
 mod real_opt;
@@ -13,6 +14,7 @@ mod validate;
 
 use serde::{Deserialize, Serialize};
 
+pub use moment::{Moment, RENAMED_CONTEXT};
 pub use ops::truth;
 pub use validate::IrError;
 

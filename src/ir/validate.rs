@@ -11,8 +11,8 @@ mod exprs;
 use exprs::{num, ref_text};
 
 use super::{
-    Arg, Arrival, BUILTIN_ATTRS, CRef, Ctx, Dist, Expr, Fun, FunKind, HoldPool, IR_VERSION,
-    MAX_CHOOSE_COUNT, MAX_SESSIONS_AT_ZERO, Program, RunMode, StageKind, Stmt,
+    Arg, Arrival, BUILTIN_ATTRS, CRef, Dist, Evict, Expr, Fun, FunKind, HoldPool, IR_VERSION,
+    MAX_CHOOSE_COUNT, MAX_SESSIONS_AT_ZERO, Moment, Program, RunMode, Serve, StageKind, Stmt,
 };
 
 /// A rule the IR breaks.
@@ -50,17 +50,6 @@ impl std::fmt::Display for IrError {
     }
 }
 
-/// Where an expression is evaluated, which decides what it may read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Moment {
-    /// A session statement: attributes and `now`.
-    Session,
-    /// A ps capacity: `present`, `now`, observables, draws; no attributes.
-    PsCapacity,
-    /// A renewal gap: constants and draws only.
-    Renewal,
-}
-
 /// Whether `x` is a whole number ≥ `min`.
 fn is_whole_at_least(x: f64, min: f64) -> bool {
     x.is_finite() && x.fract() == 0.0 && x >= min
@@ -85,6 +74,8 @@ struct Validator<'a> {
     shared: Vec<bool>,
     /// How deep the block being checked is nested.
     depth: usize,
+    /// Whether each attribute slot is hidden from the scheduler.
+    hidden: Vec<bool>,
 }
 
 impl Program {
@@ -97,6 +88,7 @@ impl Program {
             leased: Vec::new(),
             shared: self.shared_stages(),
             depth: 0,
+            hidden: vec![false; self.attrs.len()],
         };
         v.program();
         if v.errors.is_empty() {
@@ -163,6 +155,8 @@ impl Validator<'_> {
         if self.too_deep() {
             return;
         }
+        self.hidden_slots();
+        self.pools();
         self.stages();
         self.arrival();
         self.run_options();
@@ -193,10 +187,13 @@ impl Validator<'_> {
         let p = self.p;
         let deep = |e: &Expr| e.deeper_than(MAX_EXPR_DEPTH);
         let mut found = None;
-        for stage in &p.stages {
-            if let StageKind::Ps(e) = &stage.kind
-                && deep(e)
-            {
+        let machine = p
+            .stages
+            .iter()
+            .flat_map(stage_exprs)
+            .chain(p.pools.iter().flat_map(pool_exprs));
+        for e in machine {
+            if deep(e) {
                 found = Some(None);
             }
         }
@@ -241,10 +238,65 @@ impl Validator<'_> {
                         );
                     }
                 }
-                // The serving engine's rules for step stages come with its front end.
-                StageKind::Step(_) => {}
+                StageKind::Step(step) => {
+                    let name = &stage.name;
+                    self.scheduler_expr(
+                        &step.budget,
+                        Moment::Budget,
+                        &format!("stage `{name}`: the budget"),
+                    );
+                    self.scheduler_expr(
+                        &step.chunk,
+                        Moment::Budget,
+                        &format!("stage `{name}`: the chunk"),
+                    );
+                    self.scheduler_expr(
+                        &step.cost,
+                        Moment::Step,
+                        &format!("stage `{name}`: the cost"),
+                    );
+                    if let Some(b) = step.budget.constant_value() {
+                        if b.is_nan() {
+                            self.err("constant", format!("stage `{name}`: the budget is NaN"));
+                        } else if b <= 0.0 {
+                            self.err_help("budget", "give the engine a budget above 0 (tokens an iteration may schedule)", format!(
+                                "stage `{name}`: budget {} must be above 0 (no iteration could schedule a token)",
+                                num(b)
+                            ));
+                        }
+                    }
+                    if let Serve::By(keys) = &step.serve {
+                        for k in keys {
+                            self.scheduler_expr(
+                                k,
+                                Moment::Serve,
+                                &format!("stage `{name}`: a serve key"),
+                            );
+                        }
+                        if keys.iter().any(Expr::draws) {
+                            self.err_help("may-not-draw", "sample into an attribute first", format!(
+                                "stage `{name}`: a serve key may not draw (`~`): it is read for every resident at every iteration, and the order would change under the scheduler's feet"
+                            ));
+                        }
+                    }
+                    if let Some(m) = step.memory
+                        && m >= p.pools.len()
+                    {
+                        self.err(
+                            "ir-structure",
+                            format!(
+                                "stage `{name}`: memory pool {m} out of range ({} pools)",
+                                p.pools.len()
+                            ),
+                        );
+                    }
+                }
                 StageKind::Ps(phi) => {
-                    self.expr(phi, Moment::PsCapacity);
+                    self.scheduler_expr(
+                        phi,
+                        Moment::PsCapacity,
+                        &format!("stage `{}`: the ps capacity", stage.name),
+                    );
                     if let Some(x) = phi.constant_value() {
                         if !matches!(phi, Expr::Num(_)) {
                             self.err("stage-kind", format!(
@@ -268,6 +320,138 @@ impl Validator<'_> {
                     }
                 }
             }
+        }
+    }
+
+    /// The attribute slots `hidden` names: in range, and neither `cached`
+    /// nor `computed`, which the scheduler itself sets.
+    fn hidden_slots(&mut self) {
+        let p = self.p;
+        for &slot in &p.hidden {
+            match p.attrs.get(slot) {
+                None => self.err(
+                    "ir-structure",
+                    format!("hidden: attribute slot {slot} out of range"),
+                ),
+                Some(name) if name == "cached" || name == "computed" => self.err(
+                    "hidden",
+                    format!("hidden `{name}`: the scheduler sets it, so it cannot be hidden from the scheduler"),
+                ),
+                Some(_) => self.hidden[slot] = true,
+            }
+        }
+    }
+
+    /// Pool options: block, keys, spill and `admit via`.
+    fn pools(&mut self) {
+        let p = self.p;
+        for pool in &p.pools {
+            let name = &pool.name;
+            if let Some(b) = pool.block
+                && (b.is_nan() || b <= 0.0)
+            {
+                self.err(
+                    "block",
+                    format!("pool `{name}`: block must be positive, found {}", num(b)),
+                );
+            }
+            if let Evict::By(keys) = &pool.evict {
+                if keys.is_empty() {
+                    self.err(
+                        "ir-structure",
+                        format!("pool `{name}`: `evict by` needs at least one key"),
+                    );
+                }
+                for k in keys {
+                    self.scheduler_expr(
+                        k,
+                        Moment::Evict,
+                        &format!("pool `{name}`: an eviction key"),
+                    );
+                }
+            }
+            if let Some(keys) = &pool.queue {
+                if keys.is_empty() {
+                    self.err(
+                        "ir-structure",
+                        format!("pool `{name}`: `queue by` needs at least one key"),
+                    );
+                }
+                for k in keys {
+                    self.scheduler_expr(k, Moment::Queue, &format!("pool `{name}`: a queue key"));
+                }
+                if keys.iter().any(Expr::draws) {
+                    self.err_help("may-not-draw", "sample into an attribute first", format!(
+                        "pool `{name}`: a queue key may not draw (keys are read at every admission attempt)"
+                    ));
+                }
+            }
+            if let Some(spill) = &pool.spill {
+                if spill.to >= p.pools.len() || spill.via >= p.stages.len() {
+                    self.err(
+                        "ir-structure",
+                        format!(
+                            "pool `{name}`: spill pool {} or stage {} out of range",
+                            spill.to, spill.via
+                        ),
+                    );
+                }
+                self.scheduler_expr(
+                    &spill.work,
+                    Moment::Evict,
+                    &format!("pool `{name}`: the spill's work"),
+                );
+                self.scheduler_expr(
+                    &spill.when,
+                    Moment::Evict,
+                    &format!("pool `{name}`: the spill's condition"),
+                );
+            }
+            if let Some(e) = pool.admit_via {
+                match p.stages.get(e) {
+                    None => self.err("ir-structure", format!(
+                        "pool `{name}`: `admit via` stage {e} out of range ({} stages)",
+                        p.stages.len()
+                    )),
+                    Some(stage) if !matches!(stage.kind, StageKind::Step(_)) => self.err_help(
+                        "admit-via",
+                        "name a step stage, whose iterations admit the queue",
+                        format!(
+                            "pool `{name}`: `admit via {}` names a stage that is not a step stage, so its queue would never be admitted",
+                            stage.name
+                        ),
+                    ),
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+
+    /// Checks an expression the machine (not a session statement) reads
+    /// at `moment`: its moment, and that it reads no hidden attribute.
+    fn scheduler_expr(&mut self, e: &Expr, moment: Moment, what: &str) {
+        self.expr(e, moment);
+        self.hidden_reads(e, what);
+    }
+
+    /// Refuses a read of a hidden attribute in `e` (what the scheduler reads).
+    fn hidden_reads(&mut self, e: &Expr, what: &str) {
+        let mut found: Option<usize> = None;
+        e.visit(&mut |x| {
+            if let Expr::Attr(slot) = x
+                && found.is_none()
+                && self.hidden.get(*slot).copied().unwrap_or(false)
+            {
+                found = Some(*slot);
+            }
+        });
+        if let Some(slot) = found {
+            let name = &self.p.attrs[slot];
+            self.err_help(
+                "hidden",
+                "read it in the session's statements, or do not hide it",
+                format!("`{name}` is hidden from the scheduler, but {what} reads it"),
+            );
         }
     }
 
@@ -468,8 +652,16 @@ impl Validator<'_> {
                 cache,
                 lease,
             } => {
-                // The serving engine's rules for these come with its front end.
-                let _ = (reuse, cache);
+                if let Some(r) = reuse {
+                    if r.draws() {
+                        self.err("may-not-draw", "a hold's `reuse` may not draw (it is evaluated again at every attempt); sample into an attribute first");
+                    }
+                    self.amount(r, "hold `reuse`");
+                    self.hidden_reads(r, "a hold's header (its `reuse`), read at admission,");
+                }
+                if let Some(c) = cache {
+                    self.expr(c, Moment::Session);
+                }
                 self.hold(pools, *body, lease.as_ref(), holds)
             }
             Stmt::Drop(r) => {
@@ -508,7 +700,7 @@ impl Validator<'_> {
                 work,
                 growing,
                 also,
-            } => self.run(stage, *mode, work, growing.as_ref(), also),
+            } => self.run(stage, *mode, work, growing.as_ref(), also, holds),
             Stmt::Branch(g, then, otherwise) => {
                 self.expr(g, Moment::Session);
                 if let Some(x) = g.constant_value()
@@ -591,6 +783,10 @@ impl Validator<'_> {
                     ));
                 }
                 self.amount(e, &format!("hold {what} on `{name}`"));
+                self.hidden_reads(
+                    e,
+                    &format!("a hold's header (its {what} on `{name}`), read at admission,"),
+                );
             }
         }
         if let Some((r, t)) = lease {
@@ -615,6 +811,7 @@ impl Validator<'_> {
         work: &Expr,
         growing: Option<&CRef>,
         also: &[CRef],
+        holds: &[CRef],
     ) {
         let all: Vec<&CRef> = std::iter::once(stage).chain(also).collect();
         let mut ok = true;
@@ -660,16 +857,39 @@ impl Validator<'_> {
             .iter()
             .find(|r| self.shared[r.base..r.base + r.count].iter().any(|s| *s))
             .map(|r| self.p.stages[r.base].name.clone());
-        if mode != RunMode::Plain || growing.is_some() {
-            match shared {
-                Some(name) => self.err("shared-stage-mode", format!(
+        let step = matches!(self.p.stages[stage.base].kind, StageKind::Step(_));
+        if let Some(name) = shared {
+            if mode != RunMode::Plain || growing.is_some() {
+                self.err("shared-stage-mode", format!(
                     "a run on the shared stage `{name}` must be plain: no `prefill`/`decode` mode and no `growing`"
-                )),
-                None => self.err("unsupported", "run modes (`prefill`/`decode`) and `growing` need step stages, which are not supported yet"),
+                ));
             }
+        } else if step != (mode != RunMode::Plain) {
+            let name = &self.p.stages[stage.base].name;
+            let found = if step {
+                format!("`{name}` is a step stage and the run has no mode")
+            } else {
+                format!("`{name}` is not a step stage and the run has a mode")
+            };
+            self.err_help(
+                "mode",
+                "write `run E prefill (T)` or `run E decode (T)` on a step stage, and a plain `run S (w)` elsewhere",
+                format!("`prefill`/`decode` are required on a step stage and not allowed elsewhere: {found}"),
+            );
+        } else if growing.is_some() && !step {
+            self.err(
+                "growing",
+                "`growing` needs a step stage: the hold grows as the engine computes tokens",
+            );
         }
-        if let Some(g) = growing {
-            self.cref(g, false, Moment::Session);
+        if let Some(g) = growing
+            && self.cref(g, false, Moment::Session)
+            && !holds.contains(g)
+        {
+            let text = ref_text(self.p, g, false);
+            self.err("hold-scope", format!(
+                "`growing {text}` outside a hold of `{text}` (write the pool as the hold does, index included)"
+            ));
         }
     }
 
@@ -772,23 +992,22 @@ impl Validator<'_> {
                         "ir-structure",
                         format!("attribute slot {slot} out of range"),
                     );
-                } else if moment == Moment::PsCapacity {
+                } else if !moment.reads_attributes() {
                     self.err(
                         "moment",
                         format!(
-                            "a ps capacity cannot read the session attribute `{}`",
+                            "{} cannot read the session attribute `{}`",
+                            moment.place(),
                             self.p.attrs[*slot]
                         ),
                     );
                 }
             }
-            Expr::Ctx(Ctx::N) if moment != Moment::PsCapacity => {
-                self.err(
-                    "moment",
-                    "the context variable `present` exists only in a ps capacity",
-                );
+            Expr::Ctx(c) => {
+                if !c.exists_in(moment) {
+                    self.err("moment", c.misplaced(moment));
+                }
             }
-            Expr::Ctx(_) => {}
             Expr::Sample(d, args) => {
                 if args.len() != d.arity() {
                     self.err(
@@ -839,6 +1058,24 @@ impl Validator<'_> {
                     }
                 }
             }
+            FunKind::OfStageAnd(n) => match args {
+                [Arg::Stage(r), rest @ ..] if rest.len() == n => {
+                    self.cref(r, true, moment);
+                    for a in rest {
+                        match a {
+                            Arg::Expr(e) => self.expr(e, moment),
+                            _ => self.err("arity", format!("`{name}` takes a stage, then numbers")),
+                        }
+                    }
+                }
+                _ => self.err(
+                    "arity",
+                    format!(
+                        "`{name}` takes {} argument(s): a stage, then {n} numbers",
+                        n + 1
+                    ),
+                ),
+            },
             kind => {
                 let is_stage = kind == FunKind::OfStage;
                 match args {
@@ -928,6 +1165,35 @@ fn same_member(a: &CRef, b: &CRef) -> bool {
     matches!((member(a), member(b)), (Some(x), Some(y)) if x == y)
 }
 
+/// Every expression of a stage's kind (a ps capacity, a step stage's options).
+fn stage_exprs(stage: &super::Stage) -> Vec<&Expr> {
+    match &stage.kind {
+        StageKind::Delay | StageKind::Fifo(_) => Vec::new(),
+        StageKind::Ps(e) => vec![e],
+        StageKind::Step(step) => {
+            let mut out = vec![&step.budget, &step.cost, &step.chunk];
+            if let Serve::By(keys) = &step.serve {
+                out.extend(keys);
+            }
+            out
+        }
+    }
+}
+
+/// Every expression of a pool's options (keys and spill clauses).
+fn pool_exprs(pool: &super::Pool) -> Vec<&Expr> {
+    let mut out = Vec::new();
+    if let Evict::By(keys) = &pool.evict {
+        out.extend(keys);
+    }
+    out.extend(pool.queue.iter().flatten());
+    if let Some(s) = &pool.spill {
+        out.push(&s.work);
+        out.push(&s.when);
+    }
+    out
+}
+
 /// The blocks a statement refers to.
 fn children(s: &Stmt) -> Vec<usize> {
     match s {
@@ -956,12 +1222,20 @@ fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
     match s {
         Stmt::Set(_, e) | Stmt::Observe(_, e) | Stmt::Branch(e, ..) => out.push(e),
         Stmt::Turn | Stmt::End | Stmt::Loop(_) => {}
-        Stmt::Hold { pools, lease, .. } => {
+        Stmt::Hold {
+            pools,
+            reuse,
+            cache,
+            lease,
+            ..
+        } => {
             for HoldPool(r, u, reserve) in pools {
                 out.extend(index(r));
                 out.push(u);
                 out.extend(reserve);
             }
+            out.extend(reuse);
+            out.extend(cache);
             if let Some((r, t)) = lease {
                 out.extend(index(r));
                 out.push(t);

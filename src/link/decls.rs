@@ -18,11 +18,6 @@ use std::collections::BTreeMap;
 /// may declare in all (many arrays of a million would allocate as much).
 const MAX_ARRAY: f64 = 1_000_000.0;
 
-/// Pool options of Tier 2, refused as not supported yet.
-const TIER2_POOL_OPTIONS: [&str; 7] = [
-    "block", "evict", "preempt", "queue", "admit", "spill", "reuse",
-];
-
 impl Linker<'_> {
     /// Folds every `let` in order; an initializer sees only earlier `let`s.
     /// A constant named in `sets` takes the set value instead of its
@@ -216,110 +211,78 @@ impl Linker<'_> {
         }
     }
 
-    /// Folds pool options and stage kinds into the families' entries.
+    /// Folds pool options, then stage kinds (a step stage's options may
+    /// read `blocksize` of any pool), into the families' entries.
     pub(super) fn stage_kinds_and_caps(&mut self) {
         for item in self.items {
-            match item {
-                ast::Item::Pool { name, options, .. } => {
-                    let Some(fam) = self.find(&self.pools, &name.name).cloned() else {
-                        continue;
-                    };
-                    if fam.span != item_span(item) {
-                        continue; // a duplicate, already refused
+            if let ast::Item::Pool { name, options, .. } = item
+                && let Some(fam) = self.find(&self.pools, &name.name).cloned()
+                // A duplicate is already refused.
+                && fam.span == item.span()
+            {
+                self.pool_options(&fam, options);
+            }
+        }
+        for item in self.items {
+            let ast::Item::Stage { name, kind, .. } = item else {
+                continue;
+            };
+            let Some(fam) = self.find(&self.stages, &name.name).cloned() else {
+                continue;
+            };
+            if fam.span != item.span() {
+                continue;
+            }
+            let kind = match kind {
+                ast::StageKind::Step(options, span) => {
+                    let kinds = self.step_stage(&fam, options, *span);
+                    for (s, k) in self.ir_stages[fam.base..fam.base + fam.count]
+                        .iter_mut()
+                        .zip(kinds)
+                    {
+                        s.kind = k;
                     }
-                    let mut cap_span: Option<Span> = None;
-                    for o in options {
-                        match o.name.name.as_str() {
-                            "cap" => {
-                                if let Some(first) = cap_span {
-                                    self.twice(
-                                        &format!("pool `{}`: `cap`", name.name),
-                                        o.span,
-                                        first,
-                                    );
-                                    continue;
-                                }
-                                cap_span = Some(o.span);
-                                if let Some(c) =
-                                    self.constant(&o.value, &format!("pool `{}`: cap", name.name))
-                                {
-                                    for p in &mut self.ir_pools[fam.base..fam.base + fam.count] {
-                                        p.cap = c;
-                                    }
-                                }
-                            }
-                            w if TIER2_POOL_OPTIONS.contains(&w) => self.err(Diagnostic::new(
-                                "tier2",
-                                o.name.span,
+                    continue;
+                }
+                ast::StageKind::Delay(_) => ir::StageKind::Delay,
+                ast::StageKind::Fifo(None, _) => ir::StageKind::Fifo(1),
+                ast::StageKind::Fifo(Some(e), _) => {
+                    match self.constant(e, &format!("stage `{}`: fifo servers", name.name)) {
+                        Some(c) if c.fract() == 0.0 && c >= 0.0 && c <= f64::from(u32::MAX) => {
+                            ir::StageKind::Fifo(c as u32)
+                        }
+                        Some(c) => {
+                            self.err(Diagnostic::new(
+                                "fifo-servers",
+                                e.span,
                                 format!(
-                                    "pool `{}`: the option `{w}` is not supported yet (Tier 2)",
+                                    "stage `{}`: fifo servers must be a positive integer, found {c}",
                                     name.name
                                 ),
-                            )),
-                            w => self.err(
-                                Diagnostic::new(
-                                    "unknown-option",
-                                    o.name.span,
-                                    format!("unknown pool option `{w}`"),
-                                )
-                                .with_help("a pool takes `cap N;`"),
-                            ),
+                            ));
+                            ir::StageKind::Fifo(1)
                         }
+                        None => ir::StageKind::Fifo(1),
                     }
                 }
-                ast::Item::Stage { name, kind, .. } => {
-                    let Some(fam) = self.find(&self.stages, &name.name).cloned() else {
-                        continue;
-                    };
-                    if fam.span != item_span(item) {
-                        continue;
-                    }
-                    let kind = match kind {
-                        ast::StageKind::Delay(_) => ir::StageKind::Delay,
-                        ast::StageKind::Fifo(None, _) => ir::StageKind::Fifo(1),
-                        ast::StageKind::Fifo(Some(e), _) => {
-                            match self.constant(e, &format!("stage `{}`: fifo servers", name.name))
-                            {
-                                Some(c)
-                                    if c.fract() == 0.0 && c >= 0.0 && c <= f64::from(u32::MAX) =>
-                                {
-                                    ir::StageKind::Fifo(c as u32)
-                                }
-                                Some(c) => {
-                                    self.err(Diagnostic::new(
-                                        "fifo-servers",
-                                        e.span,
-                                        format!(
-                                            "stage `{}`: fifo servers must be a positive integer, found {c}",
-                                            name.name
-                                        ),
-                                    ));
-                                    ir::StageKind::Fifo(1)
-                                }
-                                None => ir::StageKind::Fifo(1),
-                            }
+                ast::StageKind::Ps(e, _) => {
+                    let phi = self.lower_expr(e, Moment::PS);
+                    match phi.constant_value() {
+                        Some(x) if x.is_nan() => {
+                            self.err(Diagnostic::new(
+                                "nan",
+                                e.span,
+                                format!("stage `{}`: ps capacity is NaN", name.name),
+                            ));
+                            ir::StageKind::Ps(ir::Expr::Num(1.0))
                         }
-                        ast::StageKind::Ps(e, _) => {
-                            let phi = self.lower_expr(e, Moment::PsCapacity);
-                            match phi.constant_value() {
-                                Some(x) if x.is_nan() => {
-                                    self.err(Diagnostic::new(
-                                        "nan",
-                                        e.span,
-                                        format!("stage `{}`: ps capacity is NaN", name.name),
-                                    ));
-                                    ir::StageKind::Ps(ir::Expr::Num(1.0))
-                                }
-                                Some(x) => ir::StageKind::Ps(ir::Expr::Num(x)),
-                                None => ir::StageKind::Ps(phi),
-                            }
-                        }
-                    };
-                    for s in &mut self.ir_stages[fam.base..fam.base + fam.count] {
-                        s.kind = kind.clone();
+                        Some(x) => ir::StageKind::Ps(ir::Expr::Num(x)),
+                        None => ir::StageKind::Ps(phi),
                     }
                 }
-                _ => {}
+            };
+            for s in &mut self.ir_stages[fam.base..fam.base + fam.count] {
+                s.kind = kind.clone();
             }
         }
     }
@@ -374,7 +337,7 @@ impl Linker<'_> {
                 .constant(arg, "poisson rate")
                 .map_or(ir::Arrival::None, ir::Arrival::Poisson),
             "renewal" => {
-                let gap = self.lower_expr(arg, Moment::Renewal);
+                let gap = self.lower_expr(arg, Moment::RENEWAL);
                 match gap.constant_value() {
                     Some(x) if x.is_nan() => {
                         self.err(Diagnostic::new("nan", arg.span, "renewal gap is NaN"));
@@ -530,18 +493,5 @@ impl Linker<'_> {
             out.arrivals = Some(a);
         }
         out
-    }
-}
-
-fn item_span(item: &ast::Item) -> Span {
-    match item {
-        ast::Item::Let { span, .. }
-        | ast::Item::Def { span, .. }
-        | ast::Item::Pool { span, .. }
-        | ast::Item::Stage { span, .. }
-        | ast::Item::Share { span, .. }
-        | ast::Item::Workload { span, .. }
-        | ast::Item::Session { span, .. }
-        | ast::Item::Run { span, .. } => *span,
     }
 }

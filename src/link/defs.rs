@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::names;
 use crate::syntax::Diagnostic;
 use crate::syntax::ast::{
-    Block, DefBody, Expr, ExprKind, HoldPool, Ident, Item, Ref, Span, Stmt, StmtKind,
+    Binding, Block, DefBody, Expr, ExprKind, HoldPool, Ident, Item, Ref, Span, Stmt, StmtKind,
     TransferTarget,
 };
 
@@ -50,7 +50,7 @@ pub struct Defs {
 }
 
 /// Parameter name -> argument expression.
-type Subst<'a> = BTreeMap<&'a str, &'a Expr>;
+pub(super) type Subst<'a> = BTreeMap<&'a str, &'a Expr>;
 
 impl Defs {
     /// Checks and expands every `def` of the program. `lets` are the names of
@@ -217,7 +217,12 @@ impl Defs {
                     if self.within_limits(size, s.span, diags) {
                         let spliced: Vec<Stmt> =
                             body.stmts.iter().map(|st| subst_stmt(st, &map)).collect();
-                        out.extend(self.expand_stmts(&spliced, diags));
+                        let mut expanded = self.expand_stmts(&spliced, diags);
+                        // The outermost use is the site: an enclosing
+                        // expansion overwrites what an inner one set.
+                        let site = s.site.unwrap_or(s.span);
+                        expanded.iter_mut().for_each(|st| set_site(st, site));
+                        out.extend(expanded);
                         self.leave();
                     }
                 }
@@ -473,7 +478,8 @@ fn assigned_params(def: &str, params: &[Ident], stmts: &[Stmt], diags: &mut Vec<
     }
 }
 
-fn inner_blocks(s: &Stmt) -> Vec<&Block> {
+/// The blocks directly inside a statement.
+pub(super) fn inner_blocks(s: &Stmt) -> Vec<&Block> {
     match &s.kind {
         StmtKind::Hold { body, .. } | StmtKind::Loop { body } => vec![body],
         StmtKind::Branch {
@@ -484,7 +490,7 @@ fn inner_blocks(s: &Stmt) -> Vec<&Block> {
 }
 
 /// Every expression directly in a statement (not in its inner blocks).
-fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
+pub(super) fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
     fn refs(r: &Ref) -> Option<&Expr> {
         r.index.as_ref()
     }
@@ -492,25 +498,57 @@ fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
     match &s.kind {
         StmtKind::Set { value, .. } | StmtKind::Observe { value, .. } => out.push(value),
         StmtKind::Turn | StmtKind::End => {}
-        StmtKind::Hold { pools, lease, .. } => {
+        StmtKind::Hold {
+            pools,
+            reuse,
+            bindings,
+            cache,
+            lease,
+            ..
+        } => {
             for h in pools {
                 out.extend(refs(&h.pool));
                 out.push(&h.units);
                 out.extend(h.reserve.as_ref());
             }
+            out.extend(reuse.as_ref());
+            out.extend(bindings.iter().map(|b| &b.value));
+            out.extend(cache.as_ref());
             if let Some((r, t)) = lease {
                 out.extend(refs(r));
                 out.push(t);
             }
+        }
+        StmtKind::Drop { pool } => out.extend(refs(pool)),
+        StmtKind::Request => {}
+        StmtKind::Serving {
+            target,
+            work,
+            growing,
+            ..
+        } => {
+            match target {
+                TransferTarget::Role => {}
+                TransferTarget::Indexed(i) => out.push(i),
+                TransferTarget::On(rs) => rs.iter().for_each(|r| out.extend(refs(r))),
+            }
+            out.push(work);
+            out.extend(growing.as_ref().and_then(refs));
         }
         StmtKind::Grow { pool, amount } | StmtKind::Load { pool, amount } => {
             out.extend(refs(pool));
             out.push(amount);
         }
         StmtKind::Release { pool } => out.extend(refs(pool)),
-        StmtKind::Run { stages, work } => {
+        StmtKind::Run {
+            stages,
+            work,
+            growing,
+            ..
+        } => {
             stages.iter().for_each(|r| out.extend(refs(r)));
             out.push(work);
+            out.extend(growing.as_ref().and_then(refs));
         }
         StmtKind::Branch { guard, .. } => out.push(guard),
         StmtKind::Loop { .. } => {}
@@ -561,7 +599,8 @@ fn calls_in_expr<'a>(e: &'a Expr, out: &mut Vec<&'a Ident>) {
     sub_exprs(e).into_iter().for_each(|s| calls_in_expr(s, out));
 }
 
-fn sub_exprs(e: &Expr) -> Vec<&Expr> {
+/// The direct sub-expressions of `e`.
+pub(super) fn sub_exprs(e: &Expr) -> Vec<&Expr> {
     match &e.kind {
         ExprKind::Num(_) | ExprKind::Name(_) => Vec::new(),
         ExprKind::Index(_, i) => vec![i],
@@ -587,11 +626,13 @@ fn stmt_size(s: &Stmt) -> usize {
             .sum::<usize>()
 }
 
-fn expr_draws(e: &Expr) -> bool {
+/// Whether evaluating `e` may draw.
+pub(super) fn expr_draws(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Sample(..)) || sub_exprs(e).into_iter().any(expr_draws)
 }
 
-fn reads_in_expr(e: &Expr, p: &str) -> usize {
+/// How often `e` reads the name `p`.
+pub(super) fn reads_in_expr(e: &Expr, p: &str) -> usize {
     let own = usize::from(matches!(&e.kind, ExprKind::Name(n) if n == p));
     own + sub_exprs(e)
         .into_iter()
@@ -599,7 +640,8 @@ fn reads_in_expr(e: &Expr, p: &str) -> usize {
         .sum::<usize>()
 }
 
-fn reads_in_stmt(s: &Stmt, p: &str) -> usize {
+/// How often `s` (its inner blocks included) reads the name `p`.
+pub(super) fn reads_in_stmt(s: &Stmt, p: &str) -> usize {
     stmt_exprs(s)
         .into_iter()
         .map(|e| reads_in_expr(e, p))
@@ -611,7 +653,9 @@ fn reads_in_stmt(s: &Stmt, p: &str) -> usize {
             .sum::<usize>()
 }
 
-fn subst_expr(e: &Expr, map: &Subst) -> Expr {
+/// `e` with each name in `map` replaced by its expression (a `def`'s
+/// parameters, a hold's `at admission` bindings).
+pub(super) fn subst_expr(e: &Expr, map: &Subst) -> Expr {
     let kind = match &e.kind {
         ExprKind::Num(_) => return e.clone(),
         ExprKind::Name(n) => match map.get(n.as_str()) {
@@ -735,7 +779,14 @@ fn rewrite_stmt(s: &Stmt, rw: &mut impl Rewrite) -> Stmt {
         },
         StmtKind::Turn => StmtKind::Turn,
         StmtKind::End => StmtKind::End,
-        StmtKind::Hold { pools, body, lease } => {
+        StmtKind::Hold {
+            pools,
+            reuse,
+            bindings,
+            body,
+            cache,
+            lease,
+        } => {
             let pools = pools
                 .iter()
                 .map(|h| HoldPool {
@@ -744,13 +795,40 @@ fn rewrite_stmt(s: &Stmt, rw: &mut impl Rewrite) -> Stmt {
                     reserve: h.reserve.as_ref().map(|r| rw.expr(r)),
                 })
                 .collect();
+            let reuse = reuse.as_ref().map(|r| rw.expr(r));
+            let bindings = bindings
+                .iter()
+                .map(|b| Binding {
+                    name: b.name.clone(),
+                    value: rw.expr(&b.value),
+                })
+                .collect();
+            let cache = cache.as_ref().map(|c| rw.expr(c));
             let lease = lease.as_ref().map(|(p, t)| (rw.reference(p), rw.expr(t)));
             StmtKind::Hold {
                 pools,
+                reuse,
+                bindings,
                 body: rw.block(body),
+                cache,
                 lease,
             }
         }
+        StmtKind::Drop { pool } => StmtKind::Drop {
+            pool: rw.reference(pool),
+        },
+        StmtKind::Request => StmtKind::Request,
+        StmtKind::Serving {
+            role,
+            target,
+            work,
+            growing,
+        } => StmtKind::Serving {
+            role: *role,
+            target: rewrite_target(target, rw),
+            work: rw.expr(work),
+            growing: growing.as_ref().map(|g| rw.reference(g)),
+        },
         StmtKind::Grow { pool, amount } => StmtKind::Grow {
             pool: rw.reference(pool),
             amount: rw.expr(amount),
@@ -762,9 +840,16 @@ fn rewrite_stmt(s: &Stmt, rw: &mut impl Rewrite) -> Stmt {
         StmtKind::Release { pool } => StmtKind::Release {
             pool: rw.reference(pool),
         },
-        StmtKind::Run { stages, work } => StmtKind::Run {
+        StmtKind::Run {
+            stages,
+            mode,
+            work,
+            growing,
+        } => StmtKind::Run {
             stages: stages.iter().map(|r| rw.reference(r)).collect(),
+            mode: *mode,
             work: rw.expr(work),
+            growing: growing.as_ref().map(|g| rw.reference(g)),
         },
         StmtKind::Branch {
             guard,
@@ -796,18 +881,44 @@ fn rewrite_stmt(s: &Stmt, rw: &mut impl Rewrite) -> Stmt {
             to,
             amount,
         } => StmtKind::Transfer {
-            target: match target {
-                TransferTarget::Role => TransferTarget::Role,
-                TransferTarget::Indexed(i) => TransferTarget::Indexed(rw.expr(i)),
-                TransferTarget::On(rs) => {
-                    TransferTarget::On(rs.iter().map(|r| rw.reference(r)).collect())
-                }
-            },
+            target: rewrite_target(target, rw),
             work: rw.expr(work),
             from: rw.reference(from),
             to: rw.reference(to),
             amount: rw.expr(amount),
         },
     };
-    Stmt { kind, span: s.span }
+    Stmt {
+        kind,
+        span: s.span,
+        site: s.site,
+    }
+}
+
+fn rewrite_target(target: &TransferTarget, rw: &mut impl Rewrite) -> TransferTarget {
+    match target {
+        TransferTarget::Role => TransferTarget::Role,
+        TransferTarget::Indexed(i) => TransferTarget::Indexed(rw.expr(i)),
+        TransferTarget::On(rs) => TransferTarget::On(rs.iter().map(|r| rw.reference(r)).collect()),
+    }
+}
+
+/// Marks a spliced statement and every statement of its inner blocks as
+/// spliced at `site`.
+fn set_site(s: &mut Stmt, site: Span) {
+    s.site = Some(site);
+    match &mut s.kind {
+        StmtKind::Hold { body, .. } | StmtKind::Loop { body } => {
+            body.stmts.iter_mut().for_each(|t| set_site(t, site))
+        }
+        StmtKind::Branch {
+            then, otherwise, ..
+        } => {
+            then.stmts.iter_mut().for_each(|t| set_site(t, site));
+            if let Some(o) = otherwise {
+                o.stmts.iter_mut().for_each(|t| set_site(t, site));
+            }
+        }
+        _ => {}
+    }
 }

@@ -11,28 +11,23 @@ use crate::ir;
 use crate::syntax::Diagnostic;
 use crate::syntax::ast::{self, ExprKind, Ident, Span};
 
-/// Where an expression is evaluated, which decides what it may read.
+/// Where an expression is evaluated, which decides what it may read: a
+/// moment of the running system (the IR's table), or a constant position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Moment {
-    /// A session statement: attributes, `now`, observables, draws.
-    Session,
-    /// A ps capacity: `present`, `now`, `let`s, observables, draws.
-    PsCapacity,
-    /// A renewal gap: constants and draws.
-    Renewal,
+    /// Evaluated while the program runs, at this moment.
+    At(ir::Moment),
     /// A constant position (folded at link time).
     Constant,
 }
 
 impl Moment {
-    fn place(self) -> &'static str {
-        match self {
-            Moment::Session => "a session statement",
-            Moment::PsCapacity => "a ps capacity",
-            Moment::Renewal => "a renewal gap",
-            Moment::Constant => "a constant",
-        }
-    }
+    /// A session statement.
+    pub(super) const SESSION: Moment = Moment::At(ir::Moment::Session);
+    /// A ps capacity.
+    pub(super) const PS: Moment = Moment::At(ir::Moment::PsCapacity);
+    /// A renewal gap.
+    pub(super) const RENEWAL: Moment = Moment::At(ir::Moment::Renewal);
 }
 
 const PURE: [(&str, ir::Fun); 9] = [
@@ -158,30 +153,24 @@ impl Linker<'_> {
             self.err(d);
             return ir::Expr::Num(0.0);
         }
-        match n {
-            "inf" => return ir::Expr::Num(f64::INFINITY),
-            "now" => {
+        let ctx = ir::Ctx::from_word(n);
+        match (n, m) {
+            ("inf", _) => return ir::Expr::Num(f64::INFINITY),
+            ("now", Moment::Constant) => {
+                return self.refuse("not-constant", span, "`now` is not a constant".into());
+            }
+            ("now", Moment::RENEWAL) => return self.refuse_renewal(span),
+            ("now" | "present", _) => {
+                let c = ctx.expect("`now` and `present` are context variables");
                 return match m {
-                    Moment::Session | Moment::PsCapacity => ir::Expr::Ctx(ir::Ctx::Now),
-                    Moment::Constant => {
-                        self.refuse("not-constant", span, "`now` is not a constant".into())
-                    }
-                    Moment::Renewal => self.refuse_renewal(span),
+                    Moment::At(at) if c.exists_in(at) => ir::Expr::Ctx(c),
+                    _ => self.misplaced(c, m, span),
                 };
             }
-            "present" => {
-                return if m == Moment::PsCapacity {
-                    ir::Expr::Ctx(ir::Ctx::N)
-                } else {
-                    self.refuse(
-                        "moment",
-                        span,
-                        format!(
-                            "the context variable `present` is read in {}, but it exists only in a ps capacity",
-                            m.place()
-                        ),
-                    )
-                };
+            // A context variable at its moment; elsewhere the name may still
+            // be a `let` or an attribute (keywords are contextual).
+            (_, Moment::At(at)) if ctx.is_some_and(|c| c.exists_in(at)) => {
+                return ir::Expr::Ctx(ctx.expect("checked just above"));
             }
             _ => {}
         }
@@ -204,35 +193,33 @@ impl Linker<'_> {
         }
         if let Some(slot) = self.attr_slot.get(n).copied() {
             return match m {
-                Moment::Session => ir::Expr::Attr(slot),
                 Moment::Constant => self.refuse(
                     "not-constant",
                     span,
                     format!("`{n}` is not a constant (it is a session attribute)"),
                 ),
-                Moment::Renewal => self.refuse_renewal(span),
-                Moment::PsCapacity => self.refuse(
+                Moment::RENEWAL => self.refuse_renewal(span),
+                Moment::At(at) if !at.reads_attributes() => self.refuse(
                     "moment",
                     span,
-                    format!("a ps capacity cannot read the session attribute `{n}`"),
+                    format!("{} cannot read the session attribute `{n}`", at.place()),
                 ),
+                Moment::At(_) => ir::Expr::Attr(slot),
             };
         }
-        if let Some((_, place)) = names::TIER2_CONTEXT.iter().find(|(w, _)| *w == n) {
+        if let Some(c) = ctx {
+            return self.misplaced(c, m, span);
+        }
+        if let Some((_, now)) = ir::RENAMED_CONTEXT.iter().find(|(old, _)| *old == n) {
             return self.refuse(
-                "moment",
+                "renamed",
                 span,
-                format!(
-                    "`{n}` is read in {}, but it exists only in {place} (not supported yet)",
-                    m.place()
-                ),
+                format!("the context variable `{n}` is now `{now}`"),
             );
         }
         let mut d = Diagnostic::new("unknown-name", span, format!("unknown name `{n}`"))
             .with_label("not declared");
-        if m == Moment::PsCapacity && n == "n" {
-            d = d.with_help("the context variable `n` is now `present`");
-        } else if self.find(&self.pools, n).is_some() || self.find(&self.stages, n).is_some() {
+        if self.find(&self.pools, n).is_some() || self.find(&self.stages, n).is_some() {
             d = d.with_help(format!("`{n}` is a pool or stage; an observable such as `used({n})` or `queue({n})` reads it"));
         } else {
             let candidates: Vec<String> =
@@ -241,6 +228,24 @@ impl Linker<'_> {
         }
         self.err(d);
         ir::Expr::Num(0.0)
+    }
+
+    /// Refuses a context variable read outside its moment.
+    fn misplaced(&mut self, c: ir::Ctx, m: Moment, span: Span) -> ir::Expr {
+        let message = match m {
+            Moment::At(at) => c.misplaced(at),
+            Moment::Constant => format!(
+                "`{}` is not a constant (it is a context variable of {})",
+                c.word(),
+                c.home()
+            ),
+        };
+        let rule = if m == Moment::Constant {
+            "not-constant"
+        } else {
+            "moment"
+        };
+        self.refuse(rule, span, message)
     }
 
     /// Reports a fault of `rule` and stands a 0 in for the expression.
@@ -281,13 +286,17 @@ impl Linker<'_> {
                         ),
                     );
                 }
-                Moment::Renewal => return self.refuse_renewal(span),
+                Moment::RENEWAL => return self.refuse_renewal(span),
                 _ => {}
             }
-            if args.len() != 1 {
-                return self.arity(f, 1, args.len());
+            let extra = match fun.signature() {
+                ir::FunKind::OfStageAnd(n) => n,
+                _ => 0,
+            };
+            if args.len() != 1 + extra {
+                return self.arity(f, 1 + extra, args.len());
             }
-            let is_stage = fun.signature() == ir::FunKind::OfStage;
+            let is_stage = fun.signature() != ir::FunKind::OfPool;
             let r = match &args[0].kind {
                 ExprKind::Name(n) => ast::Ref {
                     name: Ident {
@@ -319,14 +328,16 @@ impl Linker<'_> {
             } else {
                 ir::Arg::Pool(c)
             };
-            return ir::Expr::Call(fun, vec![arg]);
-        }
-        if names::TIER2_FUNCTIONS.contains(&f.name.as_str()) {
-            return self.refuse(
-                "unsupported",
-                f.span,
-                format!("`{}` is a Tier-2 observable, not supported yet", f.name),
+            let mut out = vec![arg];
+            out.extend(
+                args[1..]
+                    .iter()
+                    .map(|a| ir::Arg::Expr(self.lower_expr(a, m))),
             );
+            return ir::Expr::Call(fun, out);
+        }
+        if f.name == "blocksize" {
+            return self.blocksize(f, args);
         }
         let d = Diagnostic::new(
             "unknown-function",
@@ -344,6 +355,43 @@ impl Linker<'_> {
             candidates.iter().map(String::as_str),
         ));
         ir::Expr::Num(0.0)
+    }
+
+    /// `blocksize(p)`, folded to the pool's `block`.
+    fn blocksize(&mut self, f: &Ident, args: &[ast::Expr]) -> ir::Expr {
+        let [arg] = args else {
+            return self.arity(f, 1, args.len());
+        };
+        let name = match &arg.kind {
+            ExprKind::Name(n) => n,
+            ExprKind::Index(id, _) => &id.name,
+            _ => {
+                return self.refuse(
+                    "arity",
+                    arg.span,
+                    "`blocksize` takes a pool, not an expression".into(),
+                );
+            }
+        };
+        let Some(fam) = self.find(&self.pools, name).cloned() else {
+            return self.refuse("unknown-pool", arg.span, format!("unknown pool `{name}`"));
+        };
+        match self.ir_pools[fam.base].block {
+            Some(b) => ir::Expr::Num(b),
+            None => {
+                self.err(
+                    Diagnostic::new(
+                        "blocksize",
+                        arg.span,
+                        format!("`blocksize({name})`: pool `{name}` has no `block`"),
+                    )
+                    .with_help(format!(
+                        "give the pool a block: `pool {name} {{ block b; }}`"
+                    )),
+                );
+                ir::Expr::Num(0.0)
+            }
+        }
     }
 
     fn arity(&mut self, f: &Ident, want: usize, got: usize) -> ir::Expr {

@@ -13,11 +13,14 @@
 //! block, then validation. (The pass modules are private, so these are
 //! plain names rather than links: `cargo doc` would warn on a link.)
 
+mod admission;
 mod decls;
 mod defs;
 mod exprs;
 mod names;
+mod options;
 mod stmts;
+mod workload;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -126,7 +129,7 @@ pub fn link(
     let parts = l.gather_blocks();
     let init = l.expand(&parts.init);
     let turn = l.expand(&parts.turn);
-    let session = l.expand(&parts.session);
+    let session = l.session_program(&parts);
     for (stmts, what) in [(&init, "init"), (&turn, "turn")] {
         l.check_workload_block(stmts, what);
     }
@@ -134,6 +137,8 @@ pub fn link(
         l.collect_slots(stmts);
     }
     l.check_lets_against_attributes();
+    let hidden = l.hidden(&parts.hidden);
+    l.set_then_header(&session);
     l.stage_kinds_and_caps();
     for (b, stmts) in [&init, &turn, &session].into_iter().enumerate() {
         let id = l.new_block();
@@ -173,8 +178,10 @@ pub fn link(
         seed: options.seed,
         arrivals: options.arrivals,
         share: l.share.map(|(s, _)| s),
-        hidden: Vec::new(),
-        trace: None,
+        hidden,
+        trace: parts
+            .trace
+            .map(|(path, ordered, _)| ir::TraceSpec { path, ordered }),
         positions: Some(positions),
     };
     match program.validate() {
@@ -188,8 +195,17 @@ pub fn link(
 struct Parts<'a> {
     init: Vec<ast::Stmt>,
     turn: Vec<ast::Stmt>,
-    session: Vec<ast::Stmt>,
+    /// The top-level `session`, if not empty.
+    session: Option<(Vec<ast::Stmt>, Span)>,
+    /// The workload's `session` (the client of `server`), if not empty.
+    client: Option<(Vec<ast::Stmt>, Span)>,
+    /// The `server` block.
+    server: Option<(Vec<ast::Stmt>, Span)>,
     arrive: Option<(&'a Ident, Option<&'a ast::Expr>, Span)>,
+    /// The names of every `hidden` line, in order.
+    hidden: Vec<&'a Ident>,
+    /// `trace "path" [ordered]`.
+    trace: Option<(String, bool, Span)>,
 }
 
 /// The folded `run` options.
@@ -226,7 +242,6 @@ impl<'a> Linker<'a> {
     /// duplicates among them.
     fn gather_blocks(&mut self) -> Parts<'a> {
         let mut parts = Parts::default();
-        let mut session_span: Option<Span> = None;
         let (mut init_span, mut turn_span): (Option<Span>, Option<Span>) = (None, None);
         for item in self.items {
             match item {
@@ -268,14 +283,55 @@ impl<'a> Linker<'a> {
                                     parts.turn = b.stmts.clone();
                                 }
                             }
+                            ast::WorkloadItem::Hidden(names, _) => parts.hidden.extend(names),
+                            ast::WorkloadItem::Trace {
+                                path,
+                                ordered,
+                                span,
+                            } => {
+                                if let Some((_, _, first)) = parts.trace {
+                                    self.twice("the workload's `trace`", *span, first);
+                                } else {
+                                    parts.trace = Some((path.clone(), *ordered, *span));
+                                }
+                            }
+                            ast::WorkloadItem::Session(b, span) => {
+                                if let Some((_, first)) = parts.client {
+                                    self.twice("the workload's `session`", *span, first);
+                                } else if !b.stmts.is_empty() {
+                                    parts.client = Some((b.stmts.clone(), *span));
+                                }
+                            }
                         }
                     }
+                }
+                ast::Item::Use { path, span } => self.err(
+                    Diagnostic::new(
+                        "use",
+                        *span,
+                        format!("`use \"{path}\"` reads a file next to the program, and this program was given as text"),
+                    )
+                    .with_help("compile the program from its file (`serq check FILE`), so the library's path resolves"),
+                ),
+                ast::Item::Server { body, span } => {
+                    if let Some((_, first)) = parts.server {
+                        self.err(
+                            Diagnostic::new(
+                                "twice",
+                                *span,
+                                "duplicate server: `server` is given twice",
+                            )
+                            .with_secondary(first, "first given here"),
+                        );
+                        continue;
+                    }
+                    parts.server = Some((body.stmts.clone(), *span));
                 }
                 ast::Item::Session { body, span } => {
                     if body.stmts.is_empty() {
                         continue;
                     }
-                    if let Some(first) = session_span {
+                    if let Some((_, first)) = parts.session {
                         self.err(
                             Diagnostic::new(
                                 "twice",
@@ -286,8 +342,7 @@ impl<'a> Linker<'a> {
                         );
                         continue;
                     }
-                    session_span = Some(*span);
-                    parts.session = body.stmts.clone();
+                    parts.session = Some((body.stmts.clone(), *span));
                 }
                 _ => {}
             }

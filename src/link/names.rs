@@ -17,10 +17,9 @@ const RETIRED: [(&str, &str); 5] = [
     ("where", "`where` is now `at admission`"),
 ];
 
-/// Words of the language besides the lexer's [`KEYWORDS`]: the Tier-2
-/// keywords (the serving vocabulary, refused by the parser as not supported
-/// yet), `fits`, every function and observable name, and `bernoulli`. A
-/// `def` parameter may be none of these nor a keyword.
+/// Words of the language besides the lexer's [`KEYWORDS`]: the serving
+/// engine's keywords, `fits`, every function and observable name, and
+/// `bernoulli`. A `def` parameter may be none of these nor a keyword.
 const MORE_WORDS: &[&str] = &[
     "server",
     "use",
@@ -79,49 +78,6 @@ const MORE_WORDS: &[&str] = &[
     "est_rho",
     "est_wait",
     "bernoulli",
-];
-
-/// Tier-2 context variables with the place each exists in.
-pub const TIER2_CONTEXT: &[(&str, &str)] = &[
-    ("size", "an eviction key or spill clause"),
-    ("age", "an eviction key or spill clause"),
-    ("last", "an eviction key or spill clause"),
-    ("waiting", "an eviction key or spill clause"),
-    ("waited", "a pool's queue key"),
-    ("tokens", "a step stage's cost"),
-    ("prefilled", "a step stage's cost"),
-    ("attention", "a step stage's cost"),
-    (
-        "residents",
-        "a step stage's budget, chunk, cost or serve key",
-    ),
-    (
-        "decoders",
-        "a step stage's budget, chunk, cost or serve key",
-    ),
-    (
-        "kv_decode",
-        "a step stage's budget, chunk, cost or serve key",
-    ),
-    (
-        "kv_prefill",
-        "a step stage's budget, chunk, cost or serve key",
-    ),
-    ("decoding", "a step stage's serve key"),
-    ("admission", "a step stage's serve key"),
-    ("remaining", "a step stage's serve key"),
-    ("budget", "a step stage"),
-];
-
-/// Tier-2 functions, refused as not supported yet.
-pub const TIER2_FUNCTIONS: &[&str] = &[
-    "cachedin",
-    "blocksize",
-    "budget_left",
-    "price",
-    "est_lambda",
-    "est_rho",
-    "est_wait",
 ];
 
 /// Whether `name` is a word of the language (a `def` parameter may not be one).

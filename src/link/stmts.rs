@@ -10,7 +10,7 @@ use super::exprs::Moment;
 use super::{Linker, names};
 use crate::ir;
 use crate::syntax::Diagnostic;
-use crate::syntax::ast::{self, Ident, Span, StmtKind, TransferTarget};
+use crate::syntax::ast::{self, Ident, Role, Span, StmtKind, TransferTarget};
 
 /// The statement's leading word, for messages.
 pub(super) fn word(kind: &StmtKind) -> &'static str {
@@ -29,6 +29,9 @@ pub(super) fn word(kind: &StmtKind) -> &'static str {
         StmtKind::Choose { .. } => "choose",
         StmtKind::Call { .. } => "def use",
         StmtKind::Transfer { .. } => "transfer",
+        StmtKind::Drop { .. } => "drop",
+        StmtKind::Request => "request",
+        StmtKind::Serving { role, .. } => role.word(),
     }
 }
 
@@ -49,9 +52,13 @@ impl Linker<'_> {
                         self.observes.push(name.name.clone());
                     }
                 }
-                StmtKind::Hold { body, .. } | StmtKind::Loop { body } => {
+                StmtKind::Hold { bindings, body, .. } => {
+                    for b in super::admission::read_by_body(bindings, body) {
+                        self.assigns(&b.name, "at admission");
+                    }
                     self.collect_slots(&body.stmts)
                 }
+                StmtKind::Loop { body } => self.collect_slots(&body.stmts),
                 StmtKind::Branch {
                     then, otherwise, ..
                 } => {
@@ -101,11 +108,11 @@ impl Linker<'_> {
     }
 
     fn session(&mut self, e: &ast::Expr) -> ir::Expr {
-        self.lower_expr(e, Moment::Session)
+        self.lower_expr(e, Moment::SESSION)
     }
 
     fn pool(&mut self, r: &ast::Ref) -> Option<ir::CRef> {
-        self.lower_ref(r, false, Moment::Session)
+        self.lower_ref(r, false, Moment::SESSION)
     }
 
     fn lower_stmt(&mut self, s: &ast::Stmt, b: usize) {
@@ -127,7 +134,17 @@ impl Linker<'_> {
             }
             StmtKind::Turn => ir::Stmt::Turn,
             StmtKind::End => ir::Stmt::End,
-            StmtKind::Hold { pools, body, lease } => {
+            StmtKind::Hold {
+                pools,
+                reuse,
+                bindings,
+                body,
+                cache,
+                lease,
+            } => {
+                let header = self.admission(pools, reuse, bindings, body, cache, lease);
+                let (pools, reuse, cache, lease) =
+                    (&header.pools, &header.reuse, &header.cache, &header.lease);
                 let mut ok = true;
                 let mut hold_pools = Vec::with_capacity(pools.len());
                 for h in pools {
@@ -139,7 +156,17 @@ impl Linker<'_> {
                         None => ok = false,
                     }
                 }
-                let body = self.sub_block(body);
+                let reuse = reuse.as_ref().map(|e| self.session(e));
+                let body_id = self.new_block();
+                for (name, value, span) in &header.sets {
+                    let value = self.session(value);
+                    if let Some(slot) = self.attr_slot.get(&name.name).copied() {
+                        self.push(body_id, ir::Stmt::Set(slot, value), *span);
+                    }
+                }
+                self.lower_block(&body.stmts, body_id);
+                let body = body_id;
+                let cache = cache.as_ref().map(|e| self.session(e));
                 let lease = match lease {
                     None => None,
                     Some((r, t)) => {
@@ -154,9 +181,9 @@ impl Linker<'_> {
                 }
                 ir::Stmt::Hold {
                     pools: hold_pools,
-                    reuse: None,
+                    reuse,
                     body,
-                    cache: None,
+                    cache,
                     lease,
                 }
             }
@@ -174,7 +201,34 @@ impl Linker<'_> {
                 Some(r) => ir::Stmt::Release(r),
                 None => return,
             },
-            StmtKind::Run { stages, work } => match self.run(stages, work) {
+            StmtKind::Drop { pool } => match self.pool(pool) {
+                Some(r) => ir::Stmt::Drop(r),
+                None => return,
+            },
+            // Spliced with the server's statements; one left here was refused.
+            StmtKind::Request => return,
+            StmtKind::Run {
+                stages,
+                mode,
+                work,
+                growing,
+            } => {
+                let mode = match mode {
+                    None => ir::RunMode::Plain,
+                    Some((ast::RunMode::Prefill, _)) => ir::RunMode::Prefill,
+                    Some((ast::RunMode::Decode, _)) => ir::RunMode::Decode,
+                };
+                match self.run(stages, mode, work, growing.as_ref()) {
+                    Some(run) => run,
+                    None => return,
+                }
+            }
+            StmtKind::Serving {
+                role,
+                target,
+                work,
+                growing,
+            } => match self.serving(s, *role, target, work, growing.as_ref()) {
                 Some(run) => run,
                 None => return,
             },
@@ -221,12 +275,22 @@ impl Linker<'_> {
     }
 
     /// `run s1, s2, … (w)`: the first stage, the others in `also`.
-    fn run(&mut self, stages: &[ast::Ref], work: &ast::Expr) -> Option<ir::Stmt> {
+    fn run(
+        &mut self,
+        stages: &[ast::Ref],
+        mode: ir::RunMode,
+        work: &ast::Expr,
+        growing: Option<&ast::Ref>,
+    ) -> Option<ir::Stmt> {
         let refs: Vec<Option<ir::CRef>> = stages
             .iter()
-            .map(|r| self.lower_ref(r, true, Moment::Session))
+            .map(|r| self.lower_ref(r, true, Moment::SESSION))
             .collect();
         let work = self.session(work);
+        let growing = match growing {
+            Some(g) => Some(self.pool(g)?),
+            None => None,
+        };
         let mut refs: Vec<ir::CRef> = refs.into_iter().collect::<Option<_>>()?;
         if refs.is_empty() {
             return None;
@@ -234,11 +298,104 @@ impl Linker<'_> {
         let stage = refs.remove(0);
         Some(ir::Stmt::Run {
             stage,
-            mode: ir::RunMode::Plain,
+            mode,
             work,
-            growing: None,
+            growing,
             also: refs,
         })
+    }
+
+    /// `prefill W;` and its kin (spec §8.6): a run on the stage that plays
+    /// the role, with the mode a step stage needs.
+    fn serving(
+        &mut self,
+        s: &ast::Stmt,
+        role: Role,
+        target: &TransferTarget,
+        work: &ast::Expr,
+        growing: Option<&ast::Ref>,
+    ) -> Option<ir::Stmt> {
+        let stage = match target {
+            TransferTarget::On(refs) => refs.first()?.clone(),
+            TransferTarget::Role | TransferTarget::Indexed(_) => {
+                let index = match target {
+                    TransferTarget::Indexed(i) => Some(i.clone()),
+                    _ => None,
+                };
+                let name = self.role_stage(s, role.word())?;
+                ast::Ref {
+                    name: Ident { name, span: s.span },
+                    index,
+                    span: s.span,
+                }
+            }
+        };
+        let step = self
+            .find(&self.stages, &stage.name.name)
+            .is_some_and(|f| matches!(self.ir_stages[f.base].kind, ir::StageKind::Step(_)));
+        let mode = match role {
+            Role::Prefill if step => ir::RunMode::Prefill,
+            Role::Decode if step => ir::RunMode::Decode,
+            _ => ir::RunMode::Plain,
+        };
+        self.run(std::slice::from_ref(&stage), mode, work, growing)
+    }
+
+    /// The stage declared above `s` (above its use site, for a statement
+    /// spliced from a `def`) that plays `role`: the unique one named for
+    /// the role (`link` or `transfer` for `transfer`), failing that, for
+    /// `prefill` and `decode`, the unique step stage family.
+    fn role_stage(&mut self, s: &ast::Stmt, role: &str) -> Option<String> {
+        let site = s.site.unwrap_or(s.span).start;
+        let names: &[&str] = match role {
+            "transfer" => &["link", "transfer"],
+            other => &[other][..],
+        };
+        let above: Vec<&super::Family> =
+            self.stages.iter().filter(|f| f.span.start < site).collect();
+        let mut found: Vec<String> = above
+            .iter()
+            .filter(|f| names.contains(&f.name.as_str()))
+            .map(|f| f.name.clone())
+            .collect();
+        let engines = matches!(role, "prefill" | "decode");
+        if found.is_empty() && engines {
+            found = above
+                .iter()
+                .filter(|f| matches!(self.ir_stages[f.base].kind, ir::StageKind::Step(_)))
+                .map(|f| f.name.clone())
+                .collect();
+        }
+        match found.as_slice() {
+            [one] => Some(one.clone()),
+            [] => {
+                let help = match role {
+                    "transfer" => "declare `stage link : ps(φ);` above this statement, or write `transfer on S (X) from P to Q (n);`".to_string(),
+                    "tool" => "name a stage `tool`, or write `tool on STAGE (…)`".to_string(),
+                    r => format!("name a stage `{r}`, declare a `step` engine, or write `{r} on STAGE (…)`"),
+                };
+                self.err(
+                    Diagnostic::new(
+                        "serving-role",
+                        s.span,
+                        format!("no stage declared above plays `{role}`"),
+                    )
+                    .with_help(help),
+                );
+                None
+            }
+            several => {
+                self.err(
+                    Diagnostic::new(
+                        "serving-role",
+                        s.span,
+                        format!("several stages play `{role}` ({})", several.join(", ")),
+                    )
+                    .with_help(format!("write `{role} on STAGE (…)`")),
+                );
+                None
+            }
+        }
     }
 
     /// `transfer … (X) from P to Q (n);` ≡ `run S… (X); load Q (n); release P;`
@@ -256,48 +413,24 @@ impl Linker<'_> {
         let stages = match target {
             TransferTarget::On(refs) => refs.clone(),
             TransferTarget::Role | TransferTarget::Indexed(_) => {
-                let above: Vec<String> = self
-                    .stages
-                    .iter()
-                    .filter(|f| {
-                        (f.name == "link" || f.name == "transfer") && f.span.start < s.span.start
-                    })
-                    .map(|f| f.name.clone())
-                    .collect();
-                match above.as_slice() {
-                    [one] => {
-                        let index = match target {
-                            TransferTarget::Indexed(i) => Some(i.clone()),
-                            _ => None,
-                        };
-                        vec![ast::Ref {
-                            name: Ident {
-                                name: one.clone(),
-                                span: s.span,
-                            },
-                            index,
-                            span: s.span,
-                        }]
-                    }
-                    [] => {
-                        self.err(
-                            Diagnostic::new("serving-role", s.span, "no stage declared above plays `transfer`")
-                                .with_help("declare `stage link : ps(φ);` above this statement, or write `transfer on S (X) from P to Q (n);`"),
-                        );
-                        return;
-                    }
-                    several => {
-                        self.err(Diagnostic::new(
-                            "serving-role",
-                            s.span,
-                            format!("several stages play `transfer` ({})", several.join(", ")),
-                        ));
-                        return;
-                    }
-                }
+                let Some(one) = self.role_stage(s, "transfer") else {
+                    return;
+                };
+                let index = match target {
+                    TransferTarget::Indexed(i) => Some(i.clone()),
+                    _ => None,
+                };
+                vec![ast::Ref {
+                    name: Ident {
+                        name: one,
+                        span: s.span,
+                    },
+                    index,
+                    span: s.span,
+                }]
             }
         };
-        let run = self.run(&stages, work);
+        let run = self.run(&stages, ir::RunMode::Plain, work, None);
         let to_ref = self.pool(to);
         let amount = self.session(amount);
         let from_ref = self.pool(from);

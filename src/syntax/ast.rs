@@ -67,8 +67,8 @@ pub enum Item {
         name: Ident,
         /// The member count of an array, if written.
         size: Option<Expr>,
-        /// `cap e;` and (refused) later-tier options.
-        options: Vec<Opt>,
+        /// The options in order (repeats kept for the linker to refuse).
+        options: Vec<PoolOption>,
         /// The whole item.
         span: Span,
     },
@@ -111,6 +111,39 @@ pub enum Item {
         /// The whole item.
         span: Span,
     },
+    /// `server { … }`: the statements every `request;` splices (spec §8.8).
+    Server {
+        /// The server's statements.
+        body: Block,
+        /// The whole item.
+        span: Span,
+    },
+    /// `use "path";`: a library of `def`s (spec §9), spliced in its place
+    /// before linking.
+    Use {
+        /// The path as written.
+        path: String,
+        /// The whole item.
+        span: Span,
+    },
+}
+
+impl Item {
+    /// The item's whole text.
+    pub fn span(&self) -> Span {
+        match self {
+            Item::Let { span, .. }
+            | Item::Def { span, .. }
+            | Item::Pool { span, .. }
+            | Item::Stage { span, .. }
+            | Item::Share { span, .. }
+            | Item::Workload { span, .. }
+            | Item::Session { span, .. }
+            | Item::Run { span, .. }
+            | Item::Server { span, .. }
+            | Item::Use { span, .. } => *span,
+        }
+    }
 }
 
 /// The body of a `def`.
@@ -133,6 +166,80 @@ pub struct Opt {
     pub span: Span,
 }
 
+/// An option of a pool (spec §3.3, §8.3).
+#[derive(Clone, Debug, PartialEq)]
+pub enum PoolOption {
+    /// `cap e;`, `block e;`, or an unknown `WORD e;` (the linker refuses it).
+    Value(Opt),
+    /// `evict lru;` (no keys) or `evict by (k…);`
+    Evict {
+        /// The keys of `evict by`; `None` for `lru`.
+        by: Option<Vec<Expr>>,
+        /// The whole option.
+        span: Span,
+    },
+    /// `preempt none;` or `preempt lifo;`
+    Preempt {
+        /// Whether it is `lifo`.
+        lifo: bool,
+        /// The whole option.
+        span: Span,
+    },
+    /// `queue fifo;` (no keys) or `queue by (k…);`
+    Queue {
+        /// The keys of `queue by`; `None` for `fifo`.
+        by: Option<Vec<Expr>>,
+        /// The whole option.
+        span: Span,
+    },
+    /// `admit via E;`
+    AdmitVia {
+        /// The step stage (family) that admits this pool's queue.
+        stage: Ident,
+        /// The whole option.
+        span: Span,
+    },
+    /// `spill T via L (w) when (c);`
+    Spill {
+        /// The pool (family) that receives evicted pieces.
+        to: Ident,
+        /// The stage (family) a job per piece runs on.
+        via: Ident,
+        /// That job's work.
+        work: Expr,
+        /// Whether a piece spills.
+        when: Expr,
+        /// The whole option.
+        span: Span,
+    },
+}
+
+impl PoolOption {
+    /// The option's word (`cap`, `evict`, `admit via`, …), for messages.
+    pub fn word(&self) -> &str {
+        match self {
+            PoolOption::Value(o) => &o.name.name,
+            PoolOption::Evict { .. } => "evict",
+            PoolOption::Preempt { .. } => "preempt",
+            PoolOption::Queue { .. } => "queue",
+            PoolOption::AdmitVia { .. } => "admit via",
+            PoolOption::Spill { .. } => "spill",
+        }
+    }
+
+    /// The whole option.
+    pub fn span(&self) -> Span {
+        match self {
+            PoolOption::Value(o) => o.span,
+            PoolOption::Evict { span, .. }
+            | PoolOption::Preempt { span, .. }
+            | PoolOption::Queue { span, .. }
+            | PoolOption::AdmitVia { span, .. }
+            | PoolOption::Spill { span, .. } => *span,
+        }
+    }
+}
+
 /// A stage's kind as written.
 #[derive(Clone, Debug, PartialEq)]
 pub enum StageKind {
@@ -142,6 +249,62 @@ pub enum StageKind {
     Fifo(Option<Expr>, Span),
     /// `ps(φ)`
     Ps(Expr, Span),
+    /// `step { options }` (spec §8.1)
+    Step(Vec<StepOption>, Span),
+}
+
+/// An option of a step stage (spec §8.1).
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepOption {
+    /// `budget e;`, `cost e;`, `chunk e;`, or an unknown `WORD e;` (the
+    /// linker refuses it).
+    Value(Opt),
+    /// `memory P;`
+    Memory {
+        /// The pool (family) whose units the engine's totals count.
+        pool: Ident,
+        /// The whole option.
+        span: Span,
+    },
+    /// `serve …;`
+    Serve {
+        /// The order.
+        order: ServeOrder,
+        /// The whole option.
+        span: Span,
+    },
+}
+
+impl StepOption {
+    /// The option's word (`budget`, `memory`, `serve`, …), for messages.
+    pub fn word(&self) -> &str {
+        match self {
+            StepOption::Value(o) => &o.name.name,
+            StepOption::Memory { .. } => "memory",
+            StepOption::Serve { .. } => "serve",
+        }
+    }
+
+    /// The whole option.
+    pub fn span(&self) -> Span {
+        match self {
+            StepOption::Value(o) => o.span,
+            StepOption::Memory { span, .. } | StepOption::Serve { span, .. } => *span,
+        }
+    }
+}
+
+/// The order a step stage serves its residents in, as written.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ServeOrder {
+    /// `serve admission;`
+    Admission,
+    /// `serve decode first;`
+    DecodeFirst,
+    /// `serve exclusive prefill;`
+    ExclusivePrefill,
+    /// `serve by (k…);`
+    By(Vec<Expr>),
 }
 
 /// An item of the `workload` block.
@@ -160,6 +323,19 @@ pub enum WorkloadItem {
     Init(Block, Span),
     /// `turn { … }`
     Turn(Block, Span),
+    /// `hidden a, b;` (spec §8.5)
+    Hidden(Vec<Ident>, Span),
+    /// `trace "file.csv" [ordered];` (spec §8.7)
+    Trace {
+        /// The file as written.
+        path: String,
+        /// Whether session i replays corpus session i mod n.
+        ordered: bool,
+        /// The whole item.
+        span: Span,
+    },
+    /// `session { … }` in a workload: the client side of `server`/`request` (spec §8.8).
+    Session(Block, Span),
 }
 
 /// `{ stmts }`
@@ -178,6 +354,10 @@ pub struct Stmt {
     pub kind: StmtKind,
     /// Its text, from the first token to the last.
     pub span: Span,
+    /// For a statement spliced from a statement `def`, the outermost use
+    /// it was spliced at: where a serving form looks for the stages
+    /// "declared above" it (spec §8.6). `None` as parsed.
+    pub site: Option<Span>,
 }
 
 /// A reference to a pool or stage: `name` or `name[index]`.
@@ -202,15 +382,55 @@ pub struct HoldPool {
     pub reserve: Option<Expr>,
 }
 
-/// How a `transfer` names its stage.
+/// How a serving form (`transfer`, `prefill`, `decode`, `tool`) names its stage.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TransferTarget {
-    /// `transfer (X) …`: the unique stage declared above named `link` or `transfer`.
+    /// `transfer (X) …`: the unique stage declared above that plays the role.
     Role,
     /// `transfer[j] (X) …`: a member of that stage.
     Indexed(Expr),
-    /// `transfer on S1, S2 (X) …`
+    /// `transfer on S1, S2 (X) …` (the other forms name one stage).
     On(Vec<Ref>),
+}
+
+/// The mode of a run on a step stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunMode {
+    /// `prefill`: tokens taken in chunks.
+    Prefill,
+    /// `decode`: one token per iteration.
+    Decode,
+}
+
+/// The role a serving statement plays (spec §8.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// `prefill W;`
+    Prefill,
+    /// `decode W;`
+    Decode,
+    /// `tool W;`
+    Tool,
+}
+
+impl Role {
+    /// The role's word.
+    pub fn word(self) -> &'static str {
+        match self {
+            Role::Prefill => "prefill",
+            Role::Decode => "decode",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// One binding of `at admission (x = e, …)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Binding {
+    /// The name bound.
+    pub name: Ident,
+    /// Its value, read at admission.
+    pub value: Expr,
 }
 
 /// A statement.
@@ -234,12 +454,19 @@ pub enum StmtKind {
     Turn,
     /// `end;`
     End,
-    /// `hold p (u) [reserve (r)], … { body } [lease p (t)] [;]`
+    /// `hold p (u) [reserve (r)], … [reuse (ρ)] [at admission (x = e, …)]
+    /// { body } [cache (ℓ)] [lease p (t)] [;]`
     Hold {
         /// The pools in order; the first one's queue is where the hold waits.
         pools: Vec<HoldPool>,
+        /// At most this many cached units are consumed at admission.
+        reuse: Option<Expr>,
+        /// The `at admission` bindings, in order.
+        bindings: Vec<Binding>,
         /// The scope of the allocation.
         body: Block,
+        /// Units kept as the session's cached entry at release.
+        cache: Option<Expr>,
         /// The pool kept as a lease after the body, and the lease's length.
         lease: Option<(Ref, Expr)>,
     },
@@ -262,12 +489,34 @@ pub enum StmtKind {
         /// The pool given back (a hold's, else a lease's).
         pool: Ref,
     },
-    /// `run s (w);` or `run s1, s2, … (w);`
+    /// `drop p;`: discards the session's live cached entry in p.
+    Drop {
+        /// The pool.
+        pool: Ref,
+    },
+    /// `request;`: the server's statements, spliced (spec §8.8).
+    Request,
+    /// `run s [prefill|decode] (w) [growing p];` or `run s1, s2, … (w);`
     Run {
         /// One stage, or several held at once (a flow).
         stages: Vec<Ref>,
+        /// The mode (a run on a step stage needs one), with its word's span.
+        mode: Option<(RunMode, Span)>,
         /// The work.
         work: Expr,
+        /// The pool whose hold grows as the tokens are computed.
+        growing: Option<Ref>,
+    },
+    /// `prefill W;`, `decode[j] W;`, `tool on S (W);` … (spec §8.6)
+    Serving {
+        /// Which role's stage runs it.
+        role: Role,
+        /// How the stage is named.
+        target: TransferTarget,
+        /// The tokens (or work).
+        work: Expr,
+        /// The pool whose hold grows as the tokens are computed.
+        growing: Option<Ref>,
     },
     /// `branch (g) {…} [else {…}]`, or `branch with (p) …` when `with` is set.
     Branch {

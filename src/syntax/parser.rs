@@ -300,14 +300,6 @@ impl<'a> Parser<'a> {
         if lenient { Ok(()) } else { Err(Fail) }
     }
 
-    /// Reports a construct of a later tier (rule `unsupported`).
-    fn unsupported(&mut self, span: Span, what: &str) -> Fail {
-        let d = Diagnostic::new("unsupported", span, format!("{what} is not supported yet"))
-            .with_label("not supported yet");
-        self.report(d);
-        Fail
-    }
-
     /// Reports a retired word used as a name; returns whether it was one.
     fn check_retired(&mut self, name: &str, span: Span) -> bool {
         let Some((_, hint)) = RETIRED.iter().find(|(w, _)| *w == name) else {

@@ -236,7 +236,8 @@ fn stage_and_pool_options_are_checked() {
     refused(&with_b("stage s : ps(-1);"), &["stage `s`", "above 0"]);
     refused(&with_b("pool p { cap 1; cap 2; }"), &["cap", "twice"]);
     refused(
-        &with_b("pool p { block 4; }"),
-        &["block", "not supported yet"],
+        &with_b("pool p { block 0; }"),
+        &["pool `p`", "block must be positive"],
     );
+    refused(&with_b("pool p { block 2; block 4; }"), &["block", "twice"]);
 }

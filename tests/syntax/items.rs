@@ -57,8 +57,11 @@ fn pools_and_stages_take_sizes_options_and_kinds() {
         (name.name.as_str(), show(size.as_ref().unwrap())),
         ("kv", "2".to_string())
     );
+    let PoolOption::Value(cap) = &options[0] else {
+        panic!("cap is a valued option: {options:?}")
+    };
     assert_eq!(
-        (options[0].name.name.as_str(), show(&options[0].value)),
+        (cap.name.name.as_str(), show(&cap.value)),
         ("cap", "40".to_string())
     );
     assert!(matches!(&p.items[1], Item::Pool { size: None, options, .. } if options.is_empty()));
@@ -123,7 +126,7 @@ fn other_words_in_a_workload_are_unexpected() {
     let d = one_error("workload { let x = 1; } run { horizon 10; }");
     assert_eq!(
         d.message,
-        "unexpected `let` in workload: expected `arrive`, `init` or `turn`"
+        "unexpected `let` in workload: expected `arrive`, `init`, `turn`, `session`, `hidden` or `trace`"
     );
 }
 

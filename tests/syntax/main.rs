@@ -3,8 +3,8 @@
 //! cases' syntax.
 
 use serq::syntax::ast::{
-    BinOp, DefBody, Expr, ExprKind, Item, Program, Span, StageKind, Stmt, StmtKind, TransferTarget,
-    UnOp, WorkloadItem,
+    BinOp, DefBody, Expr, ExprKind, Item, PoolOption, Program, Span, StageKind, Stmt, StmtKind,
+    TransferTarget, UnOp, WorkloadItem,
 };
 use serq::syntax::{Diagnostic, KEYWORDS, parse};
 
@@ -94,15 +94,12 @@ fn text(src: &str, span: Span) -> &str {
     &src[span.start as usize..span.end as usize]
 }
 
-/// A workload and run block that make a program complete.
-const B: &str = "workload { arrive batch(1); } run { horizon 10; }";
-
 // One module per feature; each reads the helpers above through `super::*`.
 mod conformance_cases;
 mod expressions;
 mod items;
 mod keywords;
-mod later_tiers;
 mod nesting;
 mod recovery;
+mod serving;
 mod statements;

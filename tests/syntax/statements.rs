@@ -29,9 +29,12 @@ fn statement_spans_run_from_first_to_last_token() {
 
 #[test]
 fn hold_takes_several_pools_a_reserve_and_a_lease() {
-    let StmtKind::Hold { pools, body, lease } = stmt(
+    let StmtKind::Hold {
+        pools, body, lease, ..
+    } = stmt(
         "hold kvD[j] (p + o) reserve (p + o + 2), slots[j] (1) { run D[j] (o); } lease kvD[j] (inf);",
-    ) else {
+    )
+    else {
         panic!()
     };
     assert_eq!(pools.len(), 2);
@@ -67,7 +70,7 @@ fn grow_load_and_release_take_a_pool_reference() {
 
 #[test]
 fn run_names_one_stage_or_a_list_of_stages() {
-    let StmtKind::Run { stages, work } = stmt("run S (1);") else {
+    let StmtKind::Run { stages, work, .. } = stmt("run S (1);") else {
         panic!()
     };
     assert_eq!((stages.len(), show(&work)), (1, "1".to_string()));

@@ -1,10 +1,13 @@
-//! Top-level items (spec §1 `item`, §3): `let`, `def`, `pool`, `stage`,
-//! `share`, `workload`, `session`, `run`. Tier-2 and Tier-3 items and
-//! options are refused as not supported yet.
+//! Top-level items (spec §1 `item`, §3, §8, §9): `let`, `def`, `pool`
+//! and its options, `stage` (a step stage's options included), `share`,
+//! `workload`, `session`, `server`, `run`, `use`.
 
 use super::{Fail, PResult, Parser};
 use crate::syntax::Diagnostic;
-use crate::syntax::ast::{DefBody, Item, Opt, Program, Span, StageKind, WorkloadItem};
+use crate::syntax::ast::{
+    DefBody, Expr, Item, Opt, PoolOption, Program, ServeOrder, Span, StageKind, StepOption,
+    WorkloadItem,
+};
 use crate::syntax::lexer::TokenKind;
 
 impl Parser<'_> {
@@ -64,13 +67,22 @@ impl Parser<'_> {
                 })
             }
             "run" => self.run_block(start),
-            "server" => Err(self.unsupported(start, "the `server` block")),
+            "server" => {
+                self.bump();
+                let body = self.block("after `server`")?;
+                Ok(Item::Server {
+                    body,
+                    span: self.since(start),
+                })
+            }
             "use" => {
-                let file = match self.nth(1) {
-                    TokenKind::Str(s) => format!(" \"{s}\""),
-                    _ => String::new(),
-                };
-                Err(self.unsupported(start, &format!("`use{file}` (reading a library of `def`s)")))
+                self.bump();
+                let path = self.string("a file name in quotes after `use` (`use \"lib.sq\";`)")?;
+                self.expect_semi("the `use` line")?;
+                Ok(Item::Use {
+                    path,
+                    span: self.since(start),
+                })
             }
             _ => Err(self.unexpected_at_top()),
         }
@@ -81,7 +93,7 @@ impl Parser<'_> {
             "syntax",
             self.span(),
             format!(
-                "unexpected {} at top level: expected `let`, `def`, `pool`, `stage`, `share`, `workload`, `session` or `run`",
+                "unexpected {} at top level: expected `let`, `def`, `pool`, `stage`, `share`, `workload`, `session`, `server`, `run` or `use`",
                 self.found()
             ),
         )
@@ -181,19 +193,210 @@ impl Parser<'_> {
         })
     }
 
-    fn pool_option(&mut self) -> PResult<Opt> {
+    fn pool_option(&mut self) -> PResult<PoolOption> {
         let start = self.span();
         match self.word() {
-            Some(word @ ("block" | "evict" | "preempt" | "queue" | "spill")) => {
-                let what = format!("the pool option `{word}`");
-                Err(self.unsupported(start, &what))
+            Some("evict") => {
+                self.bump();
+                let by = self.lru_or_keys("lru", "`evict`")?;
+                self.expect_semi("the pool option `evict`")?;
+                Ok(PoolOption::Evict {
+                    by,
+                    span: self.since(start),
+                })
+            }
+            Some("queue") => {
+                self.bump();
+                let by = self.lru_or_keys("fifo", "`queue`")?;
+                self.expect_semi("the pool option `queue`")?;
+                Ok(PoolOption::Queue {
+                    by,
+                    span: self.since(start),
+                })
+            }
+            Some("preempt") => {
+                self.bump();
+                let lifo = match self.word() {
+                    Some("none") => false,
+                    Some("lifo") => true,
+                    _ => return Err(self.error_expected("`none` or `lifo` after `preempt`")),
+                };
+                self.bump();
+                self.expect_semi("the pool option `preempt`")?;
+                Ok(PoolOption::Preempt {
+                    lifo,
+                    span: self.since(start),
+                })
             }
             Some("admit") if self.nth_is_word(1, "via") => {
-                Err(self.unsupported(start, "the pool option `admit via`"))
+                self.bump();
+                self.bump();
+                let stage = self.name()?;
+                self.expect_semi("the pool option `admit via`")?;
+                Ok(PoolOption::AdmitVia {
+                    stage,
+                    span: self.since(start),
+                })
             }
-            Some(_) => self.option("pool option"),
+            Some("spill") => {
+                self.bump();
+                let to = self.name()?;
+                if !self.eat_word("via") {
+                    return Err(self.error_expected("`via L` after `spill T`"));
+                }
+                let via = self.name()?;
+                let work = self.paren_expr("around the work of a spill")?;
+                if !self.eat_word("when") {
+                    return Err(self.error_expected("`when (c)` after the spill's work"));
+                }
+                let when = self.paren_expr("around the condition of a spill")?;
+                self.expect_semi("the pool option `spill`")?;
+                Ok(PoolOption::Spill {
+                    to,
+                    via,
+                    work,
+                    when,
+                    span: self.since(start),
+                })
+            }
+            Some(_) => Ok(PoolOption::Value(self.option("pool option")?)),
             None => Err(self.error_expected("a pool option (`cap N;`)")),
         }
+    }
+
+    /// `WORD;` (the default, `None`) or `by (k, …)` (at least one key).
+    fn lru_or_keys(&mut self, default: &str, what: &str) -> PResult<Option<Vec<Expr>>> {
+        if self.eat_word(default) {
+            return Ok(None);
+        }
+        if !self.eat_word("by") {
+            return Err(self.error_expected(&format!("`{default}` or `by (keys)` after {what}")));
+        }
+        Ok(Some(self.keys(what)?))
+    }
+
+    /// `( k, … )` with at least one key.
+    pub(super) fn keys(&mut self, what: &str) -> PResult<Vec<Expr>> {
+        if !self.at(&TokenKind::LParen) {
+            return Err(self.error_expected(&format!("`(` before the keys of {what}")));
+        }
+        if self.nth(1) == &TokenKind::RParen {
+            self.bump();
+            return Err(self.error_expected("at least one key"));
+        }
+        self.args()
+    }
+
+    /// A string literal.
+    fn string(&mut self, what: &str) -> PResult<String> {
+        match self.peek() {
+            TokenKind::Str(s) => {
+                let s = s.clone();
+                self.bump();
+                Ok(s)
+            }
+            _ => Err(self.error_expected(what)),
+        }
+    }
+
+    /// `step { options }`, at `step`.
+    fn step(&mut self, at: Span) -> PResult<StageKind> {
+        self.bump();
+        let open = self.expect(TokenKind::LBrace, "before the options of a step stage")?;
+        let mut options = Vec::new();
+        while !self.at(&TokenKind::RBrace) && !self.at_eof() {
+            let before = self.pos;
+            match self.step_option() {
+                Ok(opt) => options.push(opt),
+                Err(Fail) => self.sync_in_block(),
+            }
+            if self.pos == before && !self.at(&TokenKind::RBrace) {
+                self.bump();
+            }
+        }
+        self.expect_close(TokenKind::RBrace, open)?;
+        Ok(StageKind::Step(options, self.since(at)))
+    }
+
+    fn step_option(&mut self) -> PResult<StepOption> {
+        let start = self.span();
+        match self.word() {
+            Some("memory") => {
+                self.bump();
+                let pool = self.name()?;
+                self.expect_semi("the step option `memory`")?;
+                Ok(StepOption::Memory {
+                    pool,
+                    span: self.since(start),
+                })
+            }
+            Some("serve") => {
+                self.bump();
+                let order = self.serve_order()?;
+                self.expect_semi("the step option `serve`")?;
+                Ok(StepOption::Serve {
+                    order,
+                    span: self.since(start),
+                })
+            }
+            Some(w @ ("decode" | "exclusive"))
+                if self.nth_is_word(1, if w == "decode" { "first" } else { "prefill" }) =>
+            {
+                let old = if w == "decode" {
+                    "decode first"
+                } else {
+                    "exclusive prefill"
+                };
+                self.bump();
+                let end = self.bump().span;
+                let d = Diagnostic::new(
+                    "renamed",
+                    Span::join(start, end),
+                    format!("`{old};` is now `serve {old};`: a step stage serves its residents in one way"),
+                )
+                .with_label("renamed")
+                .with_help(format!("write `serve {old};`"));
+                self.report(d);
+                Err(Fail)
+            }
+            Some(_) => Ok(StepOption::Value(self.option("step option")?)),
+            None => Err(self.error_expected("a step option (`cost C;`)")),
+        }
+    }
+
+    /// What follows `serve`.
+    fn serve_order(&mut self) -> PResult<ServeOrder> {
+        let order = match self.word() {
+            Some("admission") => ServeOrder::Admission,
+            Some("decode") if self.nth_is_word(1, "first") => {
+                self.bump();
+                ServeOrder::DecodeFirst
+            }
+            Some("exclusive") if self.nth_is_word(1, "prefill") => {
+                self.bump();
+                ServeOrder::ExclusivePrefill
+            }
+            Some("by") => {
+                self.bump();
+                return Ok(ServeOrder::By(self.keys("`serve by`")?));
+            }
+            _ => {
+                let d = Diagnostic::new(
+                    "serve-order",
+                    self.span(),
+                    format!(
+                        "`serve` takes `admission`, `decode first`, `exclusive prefill` or `by (keys)`, found {}",
+                        self.found()
+                    ),
+                )
+                .with_label("not a serve order")
+                .with_help("`serve by (k…)` orders the residents by any keys");
+                self.report(d);
+                return Err(Fail);
+            }
+        };
+        self.bump();
+        Ok(order)
     }
 
     /// `WORD expr ;`: a pool or run option, the word kept for the linker.
@@ -238,14 +441,17 @@ impl Parser<'_> {
                 let capacity = self.paren_expr("around the capacity of `ps`")?;
                 StageKind::Ps(capacity, self.since(at))
             }
-            Some("step") => return Err(self.unsupported(at, "the stage kind `step`")),
+            Some("step") => self.step(at)?,
             _ => {
-                return Err(
-                    self.error_expected("a stage kind (`delay`, `fifo`, `fifo(c)` or `ps(φ)`)")
-                );
+                return Err(self.error_expected(
+                    "a stage kind (`delay`, `fifo`, `fifo(c)`, `ps(φ)` or `step { … }`)",
+                ));
             }
         };
-        self.expect_semi(&format!("the declaration of stage `{}`", name.name))?;
+        // A step stage's block may end the declaration (`stage e : step { … }`).
+        if !matches!(kind, StageKind::Step(..)) || self.at(&TokenKind::Semi) {
+            self.expect_semi(&format!("the declaration of stage `{}`", name.name))?;
+        }
         Ok(Item::Stage {
             name,
             size,
@@ -262,8 +468,7 @@ impl Parser<'_> {
         while !self.at(&TokenKind::RBrace) && !self.at_eof() {
             let before = self.pos;
             match self.workload_item() {
-                Ok(Some(item)) => items.push(item),
-                Ok(None) => {}
+                Ok(item) => items.push(item),
                 Err(Fail) => self.sync_in_block(),
             }
             if self.pos == before && !self.at(&TokenKind::RBrace) {
@@ -277,8 +482,8 @@ impl Parser<'_> {
         })
     }
 
-    /// One item of the workload block; `None` for a refused one already skipped.
-    fn workload_item(&mut self) -> PResult<Option<WorkloadItem>> {
+    /// One item of the workload block.
+    fn workload_item(&mut self) -> PResult<WorkloadItem> {
         let start = self.span();
         match self.word() {
             Some("arrive") => {
@@ -294,42 +499,54 @@ impl Parser<'_> {
                     _ => None,
                 };
                 self.expect_semi("the `arrive` line")?;
-                Ok(Some(WorkloadItem::Arrive {
+                Ok(WorkloadItem::Arrive {
                     law,
                     arg,
                     span: self.since(start),
-                }))
+                })
             }
             Some("init") => {
                 self.bump();
                 let block = self.block("after `init`")?;
-                Ok(Some(WorkloadItem::Init(block, self.since(start))))
+                Ok(WorkloadItem::Init(block, self.since(start)))
             }
             Some("turn") => {
                 self.bump();
                 let block = self.block("after `turn`")?;
-                Ok(Some(WorkloadItem::Turn(block, self.since(start))))
+                Ok(WorkloadItem::Turn(block, self.since(start)))
             }
-            Some(word @ ("session" | "hidden" | "trace")) => {
-                let what = format!("`{word}` in a workload");
-                if word == "session" {
-                    // Skip the block as a whole, so its statements are not read as workload items.
-                    self.unsupported(start, &what);
-                    self.bump();
-                    if self.eat(&TokenKind::LBrace) {
-                        self.skip_nested(false);
-                        self.eat(&TokenKind::RBrace);
-                    }
-                    return Ok(None);
+            Some("session") => {
+                self.bump();
+                let block = self.block("after `session`")?;
+                Ok(WorkloadItem::Session(block, self.since(start)))
+            }
+            Some("hidden") => {
+                self.bump();
+                let mut names = vec![self.name()?];
+                while self.eat(&TokenKind::Comma) {
+                    names.push(self.name()?);
                 }
-                Err(self.unsupported(start, &what))
+                self.expect_semi("the `hidden` line")?;
+                Ok(WorkloadItem::Hidden(names, self.since(start)))
+            }
+            Some("trace") => {
+                self.bump();
+                let path =
+                    self.string("a file name in quotes after `trace` (`trace \"t.csv\";`)")?;
+                let ordered = self.eat_word("ordered");
+                self.expect_semi("the `trace` line")?;
+                Ok(WorkloadItem::Trace {
+                    path,
+                    ordered,
+                    span: self.since(start),
+                })
             }
             _ => {
                 let d = Diagnostic::new(
                     "syntax",
                     start,
                     format!(
-                        "unexpected {} in workload: expected `arrive`, `init` or `turn`",
+                        "unexpected {} in workload: expected `arrive`, `init`, `turn`, `session`, `hidden` or `trace`",
                         self.found()
                     ),
                 )

@@ -1,9 +1,12 @@
-//! Blocks and statements (spec §1 `stmt`, §4). Tier-2 statements and
-//! clauses are refused as not supported yet.
+//! Blocks and statements (spec §1 `stmt`, §4, §8): the kernel's, the
+//! serving engine's clauses (`reuse`, `at admission`, `cache`, run modes,
+//! `growing`, `drop`) and the serving vocabulary.
 
 use super::{Fail, PResult, Parser};
 use crate::syntax::Diagnostic;
-use crate::syntax::ast::{Block, Expr, HoldPool, Ref, Span, Stmt, StmtKind, TransferTarget};
+use crate::syntax::ast::{
+    Binding, Block, Expr, HoldPool, Ref, Role, RunMode, Stmt, StmtKind, TransferTarget,
+};
 use crate::syntax::lexer::TokenKind;
 
 impl Parser<'_> {
@@ -56,9 +59,16 @@ impl Parser<'_> {
             Some("loop") => Self::looped,
             Some("choose") => Self::choose,
             Some("transfer") => Self::transfer,
-            Some("request" | "drop" | "prefill" | "decode" | "tool") => {
-                return Err(self.unsupported_statement());
-            }
+            Some("request") => |p| p.bare(StmtKind::Request, "`request`"),
+            Some("drop") => |p| {
+                p.bump();
+                let pool = p.reference("a pool after `drop`")?;
+                p.expect_semi("the `drop` statement")?;
+                Ok(StmtKind::Drop { pool })
+            },
+            Some("prefill") => |p| p.serving(Role::Prefill),
+            Some("decode") => |p| p.serving(Role::Decode),
+            Some("tool") => |p| p.serving(Role::Tool),
             Some(_) if self.nth(1) == &TokenKind::LParen => Self::call,
             _ => return Err(self.not_a_statement()),
         };
@@ -66,6 +76,7 @@ impl Parser<'_> {
         Ok(Stmt {
             kind,
             span: self.since(start),
+            site: None,
         })
     }
 
@@ -128,11 +139,34 @@ impl Parser<'_> {
         Ok(StmtKind::Call { name, args })
     }
 
-    #[cold]
-    #[inline(never)]
-    fn unsupported_statement(&mut self) -> Fail {
-        let what = format!("the `{}` statement", self.word().unwrap_or("?"));
-        self.unsupported(self.span(), &what)
+    /// `prefill W;`, `decode[j] W;`, `tool on S (W);`, each `[growing P]`.
+    fn serving(&mut self, role: Role) -> PResult<StmtKind> {
+        self.bump();
+        let target = if let Some(index) = self.index()? {
+            TransferTarget::Indexed(index)
+        } else if self.at_word("on") && matches!(self.nth(1), TokenKind::Ident(_)) {
+            self.bump();
+            TransferTarget::On(vec![self.reference("a stage after `on`")?])
+        } else {
+            TransferTarget::Role
+        };
+        let work = self.expr()?;
+        let growing = self.growing()?;
+        self.expect_semi(&format!("the `{}` statement", role.word()))?;
+        Ok(StmtKind::Serving {
+            role,
+            target,
+            work,
+            growing,
+        })
+    }
+
+    /// An optional `growing P`.
+    fn growing(&mut self) -> PResult<Option<Ref>> {
+        if !self.eat_word("growing") {
+            return Ok(None);
+        }
+        Ok(Some(self.reference("a pool after `growing`")?))
     }
 
     #[cold]
@@ -185,15 +219,58 @@ impl Parser<'_> {
         })
     }
 
-    /// `hold P (u) [reserve (r)], … { body } [lease P (t)] [;]`
+    /// `hold P (u) [reserve (r)], … [reuse (ρ)] [at admission (x = e, …)]
+    /// { body } [cache (ℓ)] [lease P (t)] [;]`
     fn hold(&mut self) -> PResult<StmtKind> {
         self.bump();
         let pools = self.hold_pools()?;
-        self.refuse_hold_header_clauses();
+        let reuse = if self.eat_word("reuse") {
+            Some(self.paren_expr("after `reuse`")?)
+        } else {
+            None
+        };
+        let bindings = self.at_admission()?;
         let body = self.block("before the body of the hold")?;
+        let cache = if self.eat_word("cache") {
+            Some(self.paren_expr("after `cache`")?)
+        } else {
+            None
+        };
         let lease = self.hold_tail()?;
         self.eat(&TokenKind::Semi);
-        Ok(StmtKind::Hold { pools, body, lease })
+        Ok(StmtKind::Hold {
+            pools,
+            reuse,
+            bindings,
+            body,
+            cache,
+            lease,
+        })
+    }
+
+    /// `[at admission (x = e, …)]`
+    fn at_admission(&mut self) -> PResult<Vec<Binding>> {
+        if !(self.at_word("at") && self.nth_is_word(1, "admission")) {
+            return Ok(Vec::new());
+        }
+        self.bump();
+        self.bump();
+        let open = self.expect(TokenKind::LParen, "after `at admission`")?;
+        let mut bindings = Vec::new();
+        loop {
+            let name = self.name()?;
+            self.expect(
+                TokenKind::Assign,
+                &format!("after `{}` in `at admission`", name.name),
+            )?;
+            let value = self.expr()?;
+            bindings.push(Binding { name, value });
+            if !self.eat(&TokenKind::Comma) {
+                break;
+            }
+        }
+        self.expect_close(TokenKind::RParen, open)?;
+        Ok(bindings)
     }
 
     /// `P (u) [reserve (r)], …`
@@ -219,33 +296,8 @@ impl Parser<'_> {
         }
     }
 
-    /// Refuses the Tier-2 `reuse (ρ)` and `at admission (…)`, reading past
-    /// them so the body still parses.
-    fn refuse_hold_header_clauses(&mut self) {
-        if self.at_word("reuse") {
-            let at = self.bump().span;
-            self.unsupported(at, "`reuse` in a hold");
-            let _ = self.paren_expr("after `reuse`");
-        }
-        if self.at_word("at") && self.nth_is_word(1, "admission") {
-            let at = self.bump().span;
-            self.bump();
-            self.unsupported(Span::join(at, self.since(at)), "`at admission` in a hold");
-            if self.at(&TokenKind::LParen) {
-                self.bump();
-                self.skip_nested(false);
-                self.eat(&TokenKind::RParen);
-            }
-        }
-    }
-
-    /// `[cache (ℓ)] [lease P (t)]` after a hold's body; `cache` is refused.
+    /// `[lease P (t)]` after a hold's body (and its `cache`).
     fn hold_tail(&mut self) -> PResult<Option<(Ref, Expr)>> {
-        if self.at_word("cache") {
-            let at = self.bump().span;
-            self.unsupported(at, "`cache` after a hold");
-            let _ = self.paren_expr("after `cache`");
-        }
         if !self.eat_word("lease") {
             return Ok(None);
         }
@@ -261,16 +313,20 @@ impl Parser<'_> {
         while self.eat(&TokenKind::Comma) {
             stages.push(self.reference("a stage after `,`")?);
         }
-        if let Some(mode @ ("prefill" | "decode")) = self.word() {
-            let what = format!("the run mode `{mode}`");
-            return Err(self.unsupported(self.span(), &what));
-        }
+        let mode = match self.word() {
+            Some("prefill") => Some((RunMode::Prefill, self.bump().span)),
+            Some("decode") => Some((RunMode::Decode, self.bump().span)),
+            _ => None,
+        };
         let work = self.paren_expr("around the run's work")?;
-        if self.at_word("growing") {
-            return Err(self.unsupported(self.span(), "`growing`"));
-        }
+        let growing = self.growing()?;
         self.expect_semi("the `run` statement")?;
-        Ok(StmtKind::Run { stages, work })
+        Ok(StmtKind::Run {
+            stages,
+            mode,
+            work,
+            growing,
+        })
     }
 
     /// `branch [with] (g) {…} [else {…}]`
@@ -319,14 +375,7 @@ impl Parser<'_> {
         if !self.eat_word("by") {
             return Err(self.error_expected("`by (keys)` after the count of `choose`"));
         }
-        if !self.at(&TokenKind::LParen) {
-            return Err(self.error_expected("`(` before the keys of `choose`"));
-        }
-        if self.nth(1) == &TokenKind::RParen {
-            self.bump();
-            return Err(self.error_expected("at least one key"));
-        }
-        let keys = self.args()?;
+        let keys = self.keys("`choose`")?;
         self.expect_semi("the `choose` statement")?;
         Ok(StmtKind::Choose { var, count, keys })
     }

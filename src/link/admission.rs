@@ -1,0 +1,254 @@
+//! What a hold's header reads at admission (spec §8.4): the `at
+//! admission (x = e, …)` bindings, checked and substituted into the header,
+//! and the lint on a `set` of live state that a later header reads.
+//!
+//! Architecture invariant: works on the expanded AST (no `def` use is
+//! left), before it is lowered; the IR never holds a binding, only its
+//! substituted value (and a `set` at the top of the body for a binding the
+//! body reads).
+
+use std::collections::BTreeMap;
+
+use super::Linker;
+use super::defs::{
+    Subst, expr_draws, inner_blocks, reads_in_expr, reads_in_stmt, sub_exprs, subst_expr,
+};
+use crate::syntax::Diagnostic;
+use crate::syntax::ast::{
+    Binding, Block, Expr, ExprKind, HoldPool, Ident, Ref, Span, Stmt, StmtKind,
+};
+
+/// A hold's header with its bindings substituted.
+pub(super) struct Header {
+    /// The pools, units and reserves.
+    pub pools: Vec<HoldPool>,
+    /// `reuse (ρ)`.
+    pub reuse: Option<Expr>,
+    /// `cache (ℓ)`.
+    pub cache: Option<Expr>,
+    /// `lease P (t)`.
+    pub lease: Option<(Ref, Expr)>,
+    /// The bindings the body reads, `set` at the top of the body: name,
+    /// substituted value, and the binding's place.
+    pub sets: Vec<(Ident, Expr, Span)>,
+}
+
+/// The bindings that the body reads (those become attributes).
+pub(super) fn read_by_body<'b>(bindings: &'b [Binding], body: &Block) -> Vec<&'b Binding> {
+    bindings
+        .iter()
+        .filter(|b| {
+            body.stmts
+                .iter()
+                .any(|s| reads_in_stmt(s, &b.name.name) > 0)
+        })
+        .collect()
+}
+
+/// Functions whose value depends on the running system, which a binding
+/// the body reads may not call.
+const PURE: [&str; 9] = [
+    "min", "max", "abs", "floor", "ceil", "sqrt", "exp", "ln", "pow",
+];
+
+/// The first read of live state in `e` (an observable, `now`, `cached`),
+/// as a message shows it.
+fn live_read(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Call(f, _) if !PURE.contains(&f.name.as_str()) => {
+            return Some(format!("`{}(…)`", f.name));
+        }
+        ExprKind::Name(n) if n == "now" || n == "cached" => return Some(format!("`{n}`")),
+        _ => {}
+    }
+    sub_exprs(e).into_iter().find_map(live_read)
+}
+
+impl Linker<'_> {
+    /// Checks a hold's `at admission` bindings and substitutes them into
+    /// the header: later bindings see earlier ones, none may draw, read a
+    /// later binding, or be bound twice; one the body reads is `set` at
+    /// the top of the body and may read only attributes and constants.
+    pub(super) fn admission(
+        &mut self,
+        pools: &[HoldPool],
+        reuse: &Option<Expr>,
+        bindings: &[Binding],
+        body: &Block,
+        cache: &Option<Expr>,
+        lease: &Option<(Ref, Expr)>,
+    ) -> Header {
+        let mut values: Vec<Expr> = Vec::with_capacity(bindings.len());
+        for (k, b) in bindings.iter().enumerate() {
+            let name = &b.name.name;
+            if let Some(first) = bindings[..k].iter().find(|o| o.name.name == *name) {
+                self.err(
+                    Diagnostic::new(
+                        "twice",
+                        b.name.span,
+                        format!("`{name}` is bound twice in `at admission`"),
+                    )
+                    .with_secondary(first.name.span, "first bound here"),
+                );
+            }
+            if expr_draws(&b.value) {
+                self.err(
+                    Diagnostic::new(
+                        "may-not-draw",
+                        b.value.span,
+                        format!("`{name}` draws a sample: an `at admission` binding is substituted, so a name used twice would draw twice"),
+                    )
+                    .with_help("sample into an attribute first (`set x = ~…;` before the hold)"),
+                );
+            }
+            if let Some(later) = bindings[k + 1..]
+                .iter()
+                .find(|l| l.name.name != *name && reads_in_expr(&b.value, &l.name.name) > 0)
+            {
+                self.err(
+                    Diagnostic::new(
+                        "binding-order",
+                        b.value.span,
+                        format!(
+                            "`{name}` reads `{}`, which is bound after it: a binding sees the ones before it",
+                            later.name.name
+                        ),
+                    )
+                    .with_secondary(later.name.span, "bound here")
+                    .with_help("bind it first"),
+                );
+            }
+            let earlier: Subst = bindings[..k]
+                .iter()
+                .zip(&values)
+                .map(|(b, v)| (b.name.name.as_str(), v))
+                .collect();
+            // A later binding read (refused above) stands as written, so
+            // its name is not refused again as unknown.
+            let later: Subst = bindings[k + 1..]
+                .iter()
+                .map(|b| (b.name.name.as_str(), &b.value))
+                .collect();
+            values.push(subst_expr(&subst_expr(&b.value, &earlier), &later));
+        }
+        let map: Subst = bindings
+            .iter()
+            .zip(&values)
+            .map(|(b, v)| (b.name.name.as_str(), v))
+            .collect();
+        let sub = |e: &Expr| subst_expr(e, &map);
+        let mut sets = Vec::new();
+        for b in read_by_body(bindings, body) {
+            let value = map[b.name.name.as_str()].clone();
+            if let Some(live) = live_read(&value) {
+                self.err(
+                    Diagnostic::new(
+                        "binding-live",
+                        b.name.span,
+                        format!(
+                            "the body reads `{}`, and `{}` reads {live}: the body sees a binding that reads only attributes and constants",
+                            b.name.name, b.name.name
+                        ),
+                    )
+                    .with_help("in the body read `cached`, the units the admission consumed"),
+                );
+            }
+            sets.push((b.name.clone(), value, b.name.span));
+        }
+        Header {
+            pools: pools
+                .iter()
+                .map(|h| HoldPool {
+                    pool: h.pool.clone(),
+                    units: sub(&h.units),
+                    reserve: h.reserve.as_ref().map(sub),
+                })
+                .collect(),
+            reuse: reuse.as_ref().map(sub),
+            cache: cache.as_ref().map(sub),
+            lease: lease.as_ref().map(|(r, t)| (r.clone(), sub(t))),
+            sets,
+        }
+    }
+
+    /// The lint of spec §8.4: a `set x = e` where `e` reads live pool
+    /// state (`used`, `free`, `cachedin` of a pool), with `x` then read in
+    /// the header of a hold on that pool, which is read at admission, not
+    /// when the `set` ran.
+    pub(super) fn set_then_header(&mut self, stmts: &[Stmt]) {
+        let mut live = BTreeMap::new();
+        self.lint_block(stmts, &mut live);
+    }
+
+    fn lint_block(&mut self, stmts: &[Stmt], live: &mut BTreeMap<String, (String, String, Span)>) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Set { name, value } => match pool_state(value) {
+                    Some((pool, call)) => {
+                        live.insert(name.name.clone(), (pool, call, s.span));
+                    }
+                    None => {
+                        live.remove(&name.name);
+                    }
+                },
+                StmtKind::Choose { var, .. } => {
+                    live.remove(&var.name);
+                }
+                StmtKind::Hold {
+                    pools,
+                    reuse,
+                    bindings,
+                    ..
+                } => {
+                    let bound: Vec<&str> = bindings.iter().map(|b| b.name.name.as_str()).collect();
+                    let header: Vec<&Expr> = pools
+                        .iter()
+                        .flat_map(|h| std::iter::once(&h.units).chain(&h.reserve))
+                        .chain(reuse)
+                        .chain(bindings.iter().map(|b| &b.value))
+                        .collect();
+                    let found = live.iter().find(|(x, (pool, _, _))| {
+                        !bound.contains(&x.as_str())
+                            && pools.iter().any(|h| h.pool.name.name == *pool)
+                            && header.iter().any(|e| reads_in_expr(e, x) > 0)
+                    });
+                    if let Some((x, (pool, call, set))) = found {
+                        let d = Diagnostic::new(
+                            "set-then-header",
+                            s.span,
+                            format!(
+                                "`{x}` reads {call} when the session reaches the `set`, and is used in the header of a hold on `{pool}`, which is read when the session is admitted"
+                            ),
+                        )
+                        .with_secondary(*set, "set here")
+                        .with_help(format!(
+                            "write `at admission ({x} = …)` if the admission value is what you meant"
+                        ));
+                        self.err(d);
+                    }
+                }
+                _ => {}
+            }
+            for b in inner_blocks(s) {
+                self.lint_block(&b.stmts, live);
+            }
+        }
+    }
+}
+
+/// The pool whose live state `e` reads (`used`, `free`, `cachedin`), and
+/// the call as a message shows it.
+fn pool_state(e: &Expr) -> Option<(String, String)> {
+    if let ExprKind::Call(f, args) = &e.kind
+        && matches!(f.name.as_str(), "used" | "free" | "cachedin")
+        && let [arg] = args.as_slice()
+    {
+        let pool = match &arg.kind {
+            ExprKind::Name(n) => n.clone(),
+            ExprKind::Index(id, _) => id.name.clone(),
+            _ => return None,
+        };
+        return Some((pool.clone(), format!("{}({pool})", f.name)));
+    }
+    sub_exprs(e).into_iter().find_map(pool_state)
+}
