@@ -4,7 +4,9 @@
 # of every program that links, written by a release build of `serq ir`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-sources=$(find examples tests/conformance -name '*.sq' | sort)
+# The serving engine's cases live in the shared conformance folder beside the repo.
+t2=../shared/conformance/t2
+sources=$( (find examples tests/conformance tests/fixtures -name '*.sq'; [ -d "$t2" ] && find "$t2" -name '*.sq') | sort)
 for target in parse_link run_bounded; do
   mkdir -p "fuzz/corpus/$target"
   for f in $sources; do
@@ -18,4 +20,8 @@ for f in $sources; do
   target/release/serq ir "$f" > "$out" 2>/dev/null || rm -f "$out"
 done
 find tests -name '*.json' -path '*ir*' -exec cp {} fuzz/corpus/ir_validate/ \; 2>/dev/null || true
-echo "seeded: $(ls fuzz/corpus/parse_link | wc -l) sources, $(ls fuzz/corpus/ir_validate | wc -l) IR files"
+mkdir -p fuzz/corpus/trace_parse
+for f in $( (find tests/fixtures -name '*.csv'; [ -d "$t2" ] && find "$t2" -name '*.csv') | sort); do
+  cp "$f" "fuzz/corpus/trace_parse/$(echo "$f" | tr '/' '_')"
+done
+echo "seeded: $(ls fuzz/corpus/parse_link | wc -l) sources, $(ls fuzz/corpus/ir_validate | wc -l) IR files, $(ls fuzz/corpus/trace_parse | wc -l) traces"

@@ -22,6 +22,7 @@ pub mod link;
 pub mod report;
 pub mod study;
 pub mod syntax;
+pub mod trace;
 pub mod view;
 
 use std::path::{Path, PathBuf};
@@ -172,15 +173,23 @@ pub enum CompileError {
         /// What the system said.
         error: std::io::Error,
     },
-    /// The program text has errors: every diagnostic, with the text they
-    /// point into (for [`syntax::diagnostic::render`]).
+    /// The program text has errors: every diagnostic, with the texts they
+    /// point into (the file and the libraries it uses, for
+    /// [`syntax::Sources::render`]).
     Diagnostics {
         /// The file.
         path: PathBuf,
-        /// The file's text.
-        source: String,
+        /// The file's text and its libraries'.
+        sources: syntax::Sources,
         /// Every diagnostic found.
         diagnostics: Vec<Diagnostic>,
+    },
+    /// The program's trace cannot be read (a missing file, a malformed row).
+    Trace {
+        /// The program file.
+        path: PathBuf,
+        /// What is wrong, naming the trace file, line and column.
+        error: trace::TraceError,
     },
     /// The IR JSON file is not valid IR (or an override does not apply to it).
     Ir {
@@ -201,12 +210,14 @@ impl std::fmt::Display for CompileError {
             }
             CompileError::Diagnostics {
                 path,
-                source,
+                sources,
                 diagnostics,
             } => {
-                let name = path.display().to_string();
-                f.write_str(&syntax::diagnostic::render(diagnostics, &name, source))?;
-                write!(f, "{} error(s) in {name}", diagnostics.len())
+                f.write_str(&sources.render(diagnostics))?;
+                write!(f, "{} error(s) in {}", diagnostics.len(), path.display())
+            }
+            CompileError::Trace { path, error } => {
+                write!(f, "error: {}: {error}", path.display())
             }
             CompileError::Ir { path, errors } => {
                 for (i, e) in errors.iter().enumerate() {
@@ -260,12 +271,60 @@ pub fn compile_file(path: &Path, overrides: &Overrides) -> Result<Program, Compi
             errors,
         })
     } else {
-        compile_source(&source, overrides).map_err(|diagnostics| CompileError::Diagnostics {
-            path: path.to_path_buf(),
-            source,
-            diagnostics,
-        })
+        compile_text_at(&source, path, overrides)
     }
+}
+
+/// Compiles program text read from the file `path`: each `use` reads its
+/// library relative to the file that says it (spec §9), and a relative
+/// `trace` path is resolved against the program's directory (the IR then
+/// holds the resolved path) and the trace is read, so a malformed one is
+/// refused before any run.
+///
+/// ```
+/// use serq::{Overrides, compile_text_at};
+/// let dir = std::env::temp_dir().join(format!("serq-doc-use-{}", std::process::id()));
+/// std::fs::create_dir_all(dir.join("lib")).unwrap();
+/// std::fs::write(dir.join("lib/twice.sq"), "def twice(x) = 2 * x;").unwrap();
+/// let text = "use \"lib/twice.sq\"; stage d : delay; workload { arrive batch(1); }
+///             session { run d (twice(3)); } run { horizon 10; }";
+/// let program = compile_text_at(text, &dir.join("main.sq"), &Overrides::default()).unwrap();
+/// assert_eq!(program.stages.len(), 1);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn compile_text_at(
+    source: &str,
+    path: &Path,
+    overrides: &Overrides,
+) -> Result<Program, CompileError> {
+    let mut sources = syntax::Sources::new(path.display().to_string(), source);
+    let refuse = |sources: syntax::Sources, diagnostics| CompileError::Diagnostics {
+        path: path.to_path_buf(),
+        sources,
+        diagnostics,
+    };
+    let (ast, diagnostics) = syntax::parse(source);
+    if !diagnostics.is_empty() {
+        return Err(refuse(sources, diagnostics));
+    }
+    let (ast, diagnostics) = syntax::libraries::resolve(ast, path, &mut sources);
+    if !diagnostics.is_empty() {
+        return Err(refuse(sources, diagnostics));
+    }
+    let mut program = match link::link_sources(&ast, &sources, overrides) {
+        Ok(p) => p,
+        Err(diagnostics) => return Err(refuse(sources, diagnostics)),
+    };
+    if let Some(spec) = &mut program.trace {
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let resolved = dir.join(&spec.path);
+        trace::Trace::read(&resolved).map_err(|error| CompileError::Trace {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        spec.path = resolved.display().to_string();
+    }
+    Ok(program)
 }
 
 /// Writes the overrides into IR read from JSON (the linker applies them

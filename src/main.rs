@@ -193,16 +193,36 @@ struct SetArgs {
     /// IR has no `let`s. Example: --set NP=500 --set ND=500
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
     sets: Vec<(String, f64)>,
+    /// Replace the body of the expression definition NAME by EXPR
+    /// (repeatable), its parameters bound as before. Only for source
+    /// programs. Example: --def 'cost(n)=0.01 + 0.0002 * n'
+    #[arg(long = "def", value_name = "NAME=EXPR", value_parser = parse_def)]
+    defs: Vec<(String, String)>,
 }
 
 impl SetArgs {
-    /// The overrides of a command that takes only `--set`.
+    /// The overrides of a command that takes only `--set` and `--def`.
     fn overrides(self) -> Overrides {
         Overrides {
             sets: self.sets,
+            defs: self.defs,
             ..Overrides::default()
         }
     }
+}
+
+/// Parses one `--def NAME=EXPR` (the expression is parsed when the program is linked).
+fn parse_def(pair: &str) -> Result<(String, String), String> {
+    let Some((name, body)) = pair.split_once('=') else {
+        return Err(format!(
+            "expected NAME=EXPR (e.g. 'f=x * 10'), found `{pair}`"
+        ));
+    };
+    let name = name.trim();
+    if !is_word(name) {
+        return Err(format!("`{name}` is not a definition's name (in `{pair}`)"));
+    }
+    Ok((name.to_string(), body.to_string()))
 }
 
 /// The flags that replace a program's `run { … }` options.
@@ -228,6 +248,7 @@ impl RunOptionArgs {
     fn overrides(self, sets: SetArgs) -> Overrides {
         Overrides {
             sets: sets.sets,
+            defs: sets.defs,
             horizon: self.horizon,
             warmup: self.warmup,
             seed: self.seed,
@@ -539,8 +560,10 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// A program file as read: its display name, its text, and whether it is IR.
+/// A program file as read: its path and display name, its text, and
+/// whether it is IR.
 struct Input {
+    path: PathBuf,
     name: String,
     text: String,
     is_ir: bool,
@@ -551,6 +574,7 @@ impl Input {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", path.display())))?;
         Ok(Input {
+            path: path.to_path_buf(),
             name: path.display().to_string(),
             text,
             is_ir: path.extension().is_some_and(|e| e == "json"),
@@ -566,9 +590,9 @@ impl Input {
                 Failure::Program
             })
         } else {
-            serq::compile_source(&self.text, overrides).map_err(|diagnostics| {
-                eprint!("{}", render(&diagnostics, &self.name, &self.text));
-                eprintln!("{} error(s) in {}", diagnostics.len(), self.name);
+            // From the file's path: `use` and a relative `trace` resolve beside it.
+            serq::compile_text_at(&self.text, &self.path, overrides).map_err(|e| {
+                eprintln!("{e}");
                 Failure::Program
             })
         }

@@ -49,10 +49,10 @@ fn compile_file_with_an_unknown_set_is_a_diagnostics_error_naming_it() {
     match compile_file(&path, &sets(&[("NP", 3.0)])) {
         Err(CompileError::Diagnostics {
             diagnostics,
-            source,
+            sources,
             ..
         }) => {
-            assert_eq!(source, PD);
+            assert_eq!(sources.main().text, PD);
             assert!(diagnostics[0].message.contains("`NP`"), "{diagnostics:#?}");
         }
         other => panic!("expected diagnostics, got {other:?}"),

@@ -44,6 +44,17 @@ proptest! {
             .unwrap_or_else(|e| panic!("IR of\n{source}\ndoes not read back: {e:?}"));
         prop_assert_eq!(back, linked, "IR JSON round-trip of\n{}", source);
     }
+
+    #[test]
+    fn generated_serving_programs_link_and_their_ir_round_trips(program in generator::serving_program()) {
+        let source = program.to_string();
+        let linked = link(&source);
+        prop_assert!(linked.stages.iter().any(|s| matches!(s.kind, serq::ir::StageKind::Step(_))));
+        let json = linked.to_json();
+        let back = compile_ir(&json, &Overrides::default())
+            .unwrap_or_else(|e| panic!("IR of\n{source}\ndoes not read back: {e:?}"));
+        prop_assert_eq!(back, linked, "IR JSON round-trip of\n{}", source);
+    }
 }
 
 /// Every figure of a report that has a value is finite (samples may be

@@ -277,3 +277,59 @@ fn a_set_value_may_be_inf_on_the_command_line() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Compiles `src` (with [`TAIL`] appended) with the given `--def`s.
+fn with_defs(src: &str, defs: &[(&str, &str)]) -> Result<ir::Program, Vec<Diagnostic>> {
+    let overrides = Overrides {
+        defs: defs
+            .iter()
+            .map(|(n, e)| (n.to_string(), e.to_string()))
+            .collect(),
+        ..Overrides::default()
+    };
+    compile_source(&format!("{src}{TAIL}"), &overrides)
+}
+
+const DEFS: &str =
+    "def f(x) = x + 1; def w(x) { set y = x; } stage s : ps(1); session { run s (f(2)); w(1); }";
+
+#[test]
+fn a_def_override_replaces_an_expression_definitions_body() {
+    // f(2) with the body `x * 10` is 2 * 10 (pyserq 0.1.0's compile(defs=…) gives 20).
+    let p = with_defs(DEFS, &[("f", "x * 10")]).unwrap();
+    let work = p.blocks[2]
+        .iter()
+        .find_map(|s| match s {
+            ir::Stmt::Run { work, .. } => Some(work.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(work.constant_value(), Some(20.0));
+}
+
+#[test]
+fn a_def_override_is_refused_for_an_unknown_name_a_statement_def_and_bad_text() {
+    let e = with_defs(DEFS, &[("g", "1")]).unwrap_err();
+    assert_eq!(e[0].message, "unknown --def `g`");
+    assert!(
+        e[0].help
+            .as_deref()
+            .unwrap()
+            .ends_with("the program declares: f")
+    );
+    let e = with_defs(DEFS, &[("w", "1")]).unwrap_err();
+    assert!(
+        e[0].message.contains("`def w` is statements"),
+        "{}",
+        e[0].message
+    );
+    let e = with_defs(DEFS, &[("f", "x +")]).unwrap_err();
+    assert!(
+        e[0].message
+            .starts_with("invalid expression in --def `f = x +`: 1:4: expected an expression"),
+        "{}",
+        e[0].message
+    );
+    // Text after a whole expression is not an expression either.
+    assert!(with_defs(DEFS, &[("f", "x 1")]).is_err());
+}

@@ -259,3 +259,118 @@ fn deeply_nested_blocks_are_refused_without_exhausting_the_stack() {
     v.as_object_mut().unwrap().remove("share");
     assert!(messages(&v).iter().any(|m| m.contains("nested")));
 }
+
+/// A small valid serving program: a step stage `e` with memory `kv`, one
+/// hold prefilling growing.
+fn step_program() -> Value {
+    json!({
+        "version": 8,
+        "attrs": ["cached","serial","turn_no","new","out","think","more","forced","computed","secret"],
+        "observes": [],
+        "pools": [{"name": "kv", "cap": 40.0, "block": 4.0}],
+        "stages": [{"name": "e", "kind": {"Step": {
+            "budget": {"Num": 8.0}, "cost": {"Ctx": "Tokens"}, "chunk": {"Num": 0.0},
+            "serve": {"By": []}, "memory": 0}}}],
+        "arrival": {"Batch": 1},
+        "init": 0, "turn": 1, "session": 2,
+        "blocks": [[{"Set": [9, {"Num": 1.0}]}], [], [
+            {"Hold": {"pools": [[{"base": 0, "count": 1, "index": null}, {"Num": 4.0}, null]],
+                      "body": 3, "lease": null}}
+        ], [
+            {"Run": {"stage": {"base": 0, "count": 1, "index": null}, "mode": "Prefill",
+                     "work": {"Num": 4.0}, "growing": {"base": 0, "count": 1, "index": null}}}
+        ]],
+        "horizon": 10.0, "warmup": 0.0, "seed": 1
+    })
+}
+
+#[test]
+fn a_serving_program_from_json_meets_the_linkers_rules() {
+    assert!(Program::from_json(&step_program().to_string()).is_ok());
+    let cases: [(&str, Value, &str); 8] = [
+        (
+            "/stages/0/kind/Step/budget",
+            json!({"Num": 0.0}),
+            "budget 0 must be above 0",
+        ),
+        (
+            "/stages/0/kind/Step/budget",
+            json!({"Ctx": "Tokens"}),
+            "`tokens` is read in a step stage's budget",
+        ),
+        (
+            "/stages/0/kind/Step/memory",
+            json!(3),
+            "memory pool 3 out of range",
+        ),
+        ("/pools/0/block", json!(-1.0), "block must be positive"),
+        (
+            "/pools/0/queue",
+            json!([{"Sample": ["Exp", [{"Num": 1.0}]]}]),
+            "queue key may not draw",
+        ),
+        (
+            "/pools/0/admit_via",
+            json!(5),
+            "`admit via` stage 5 out of range",
+        ),
+        (
+            "/blocks/3/0/Run/mode",
+            json!("Plain"),
+            "required on a step stage",
+        ),
+        (
+            "/blocks/0/0/Set/1",
+            json!({"Ctx": "Size"}),
+            "`size` is read in a session statement",
+        ),
+    ];
+    for (path, value, words) in cases {
+        let mut v = step_program();
+        // Replace the field, or add it to its object when it is absent.
+        let (parent, key) = path.rsplit_once('/').unwrap();
+        match v.pointer_mut(parent).unwrap_or_else(|| panic!("{path}")) {
+            Value::Object(o) => {
+                o.insert(key.to_string(), value);
+            }
+            Value::Array(a) => a[key.parse::<usize>().unwrap()] = value,
+            other => panic!("{path}: {other}"),
+        }
+        let m = messages(&v);
+        assert!(m.iter().any(|x| x.contains(words)), "{path}: {m:#?}");
+    }
+}
+
+#[test]
+fn a_hidden_attribute_read_by_the_scheduler_is_refused_in_json_too() {
+    let mut v = step_program();
+    v["hidden"] = json!([9]);
+    assert!(
+        Program::from_json(&v.to_string()).is_ok(),
+        "a session may read it"
+    );
+    *v.pointer_mut("/blocks/2/0/Hold/pools/0/1").unwrap() = json!({"Attr": 9});
+    let m = messages(&v);
+    assert!(
+        m.iter()
+            .any(|x| x.contains("`secret` is hidden from the scheduler") && x.contains("header")),
+        "{m:#?}"
+    );
+    let mut v = step_program();
+    v["hidden"] = json!([0]);
+    assert!(messages(&v).iter().any(|x| x.contains("hidden `cached`")));
+}
+
+#[test]
+fn growing_outside_a_hold_of_its_pool_is_refused_in_json_too() {
+    let mut v = step_program();
+    let run = v.pointer("/blocks/3/0").unwrap().clone();
+    v["blocks"][2] = json!([run]);
+    v["blocks"].as_array_mut().unwrap().pop();
+    let m = messages(&v);
+    assert!(
+        m.iter()
+            .any(|x| x.contains("`growing kv` outside a hold of `kv`")),
+        "{m:#?}"
+    );
+}

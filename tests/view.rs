@@ -232,3 +232,24 @@ fn a_large_family_is_one_station() {
     assert_eq!(layout.pools[0].label, "kv[0..500]");
     assert_eq!(layout.links.len(), 1);
 }
+
+#[test]
+fn a_step_stage_is_drawn_as_an_engine_and_admit_via_links_its_pool_to_it() {
+    let program = compile(
+        "pool kv { cap 4096; block 16; admit via engine; } pool slots { cap 8; }
+         stage engine : step { budget 8192; cost 0.01; memory kv; }
+         workload { arrive batch(1); }
+         session { hold slots (1) { hold kv (10) { run engine prefill (10) growing kv; } } }
+         run { horizon 10; }",
+    );
+    let l: Layout = view::layout(&program);
+    // The engine's box shows its budget and its memory pool.
+    assert_eq!(l.stations[0].detail, "step budget 8192 · kv");
+    // One `admit via` link, from kv (the first pool box) down to the engine.
+    assert_eq!(l.admits.len(), 1);
+    assert_eq!(l.admits[0].pool.first, 0);
+    assert_eq!((l.admits[0].run.first, l.admits[0].run.last), (0, 0));
+    let svg = view::svg(&program, "engine");
+    assert!(svg.contains("class=\"station step\""), "{svg}");
+    assert!(svg.contains("class=\"admit\""), "{svg}");
+}

@@ -171,21 +171,24 @@ impl Linker<'_> {
         }
     }
 
-    /// The lint of spec §8.4: a `set x = e` where `e` reads live pool
-    /// state (`used`, `free`, `cachedin` of a pool), with `x` then read in
-    /// the header of a hold on that pool, which is read at admission, not
-    /// when the `set` ran.
+    /// The lint of spec §8.4: a `set x = e` where `e` reads the running
+    /// system (an observable: `used`, `free`, `cachedin`, `budget_left`,
+    /// `queue`, …; not `now`), with `x` then read in the header of a hold
+    /// (its units, reserves, `reuse` or `cache`, bindings substituted),
+    /// which is read at admission, not when the `set` ran. As in 0.1.0, a
+    /// `set` is seen by the statements after it and by the blocks of a
+    /// `branch` or `loop` among them, not by a hold's body, and a `set` in
+    /// an inner block does not change what the outer one sees.
     pub(super) fn set_then_header(&mut self, stmts: &[Stmt]) {
-        let mut live = BTreeMap::new();
-        self.lint_block(stmts, &mut live);
+        self.lint_block(stmts, BTreeMap::new());
     }
 
-    fn lint_block(&mut self, stmts: &[Stmt], live: &mut BTreeMap<String, (String, String, Span)>) {
+    fn lint_block(&mut self, stmts: &[Stmt], mut live: BTreeMap<String, (String, Span)>) {
         for s in stmts {
             match &s.kind {
-                StmtKind::Set { name, value } => match pool_state(value) {
-                    Some((pool, call)) => {
-                        live.insert(name.name.clone(), (pool, call, s.span));
+                StmtKind::Set { name, value } => match observable(value) {
+                    Some(call) => {
+                        live.insert(name.name.clone(), (call, s.span));
                     }
                     None => {
                         live.remove(&name.name);
@@ -198,21 +201,36 @@ impl Linker<'_> {
                     pools,
                     reuse,
                     bindings,
+                    cache,
+                    body,
                     ..
                 } => {
-                    let bound: Vec<&str> = bindings.iter().map(|b| b.name.name.as_str()).collect();
-                    let header: Vec<&Expr> = pools
+                    let mut values: Vec<Expr> = Vec::new();
+                    for (k, b) in bindings.iter().enumerate() {
+                        let earlier: Subst = bindings[..k]
+                            .iter()
+                            .zip(&values)
+                            .map(|(b, v)| (b.name.name.as_str(), v))
+                            .collect();
+                        values.push(subst_expr(&b.value, &earlier));
+                    }
+                    let map: Subst = bindings
+                        .iter()
+                        .zip(&values)
+                        .map(|(b, v)| (b.name.name.as_str(), v))
+                        .collect();
+                    let header: Vec<Expr> = pools
                         .iter()
                         .flat_map(|h| std::iter::once(&h.units).chain(&h.reserve))
                         .chain(reuse)
-                        .chain(bindings.iter().map(|b| &b.value))
+                        .chain(cache)
+                        .map(|e| subst_expr(e, &map))
                         .collect();
-                    let found = live.iter().find(|(x, (pool, _, _))| {
-                        !bound.contains(&x.as_str())
-                            && pools.iter().any(|h| h.pool.name.name == *pool)
-                            && header.iter().any(|e| reads_in_expr(e, x) > 0)
-                    });
-                    if let Some((x, (pool, call, set))) = found {
+                    let found = live
+                        .iter()
+                        .find(|(x, _)| header.iter().any(|e| reads_in_expr(e, x) > 0));
+                    if let (Some((x, (call, set))), Some(first)) = (found, pools.first()) {
+                        let pool = &first.pool.name.name;
                         let d = Diagnostic::new(
                             "set-then-header",
                             s.span,
@@ -226,29 +244,30 @@ impl Linker<'_> {
                         ));
                         self.err(d);
                     }
+                    self.lint_block(&body.stmts, BTreeMap::new());
+                    continue;
                 }
                 _ => {}
             }
             for b in inner_blocks(s) {
-                self.lint_block(&b.stmts, live);
+                self.lint_block(&b.stmts, live.clone());
             }
         }
     }
 }
 
-/// The pool whose live state `e` reads (`used`, `free`, `cachedin`), and
-/// the call as a message shows it.
-fn pool_state(e: &Expr) -> Option<(String, String)> {
+/// The first observable `e` calls, as a message shows it (`used(p)`).
+fn observable(e: &Expr) -> Option<String> {
     if let ExprKind::Call(f, args) = &e.kind
-        && matches!(f.name.as_str(), "used" | "free" | "cachedin")
-        && let [arg] = args.as_slice()
+        && !PURE.contains(&f.name.as_str())
+        && f.name != "blocksize"
     {
-        let pool = match &arg.kind {
-            ExprKind::Name(n) => n.clone(),
-            ExprKind::Index(id, _) => id.name.clone(),
-            _ => return None,
+        let arg = match args.first().map(|a| &a.kind) {
+            Some(ExprKind::Name(n)) => n.clone(),
+            Some(ExprKind::Index(id, _)) => format!("{}[…]", id.name),
+            _ => "…".to_string(),
         };
-        return Some((pool.clone(), format!("{}({pool})", f.name)));
+        return Some(format!("{}({arg})", f.name));
     }
-    sub_exprs(e).into_iter().find_map(pool_state)
+    sub_exprs(e).into_iter().find_map(observable)
 }

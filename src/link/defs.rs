@@ -58,6 +58,7 @@ impl Defs {
     pub fn build(
         items: &[Item],
         lets: &BTreeMap<String, (f64, Ident)>,
+        replaced: &[(String, String)],
         diags: &mut Vec<Diagnostic>,
     ) -> Defs {
         let mut order: BTreeMap<&str, (usize, &Ident)> = BTreeMap::new();
@@ -82,8 +83,10 @@ impl Defs {
                 decls.push((name, params, body));
             }
         }
+        let replacements = replacements(&decls, replaced, diags);
         let mut defs = Defs::default();
         for (k, (name, params, body)) in decls.into_iter().enumerate() {
+            let body = replacements.get(name.name.as_str()).unwrap_or(body);
             names::check_bound(&name.name, "def", name.span, diags);
             if let Some((_, l)) = lets.get(&name.name) {
                 diags.push(
@@ -165,7 +168,8 @@ impl Defs {
         defs
     }
 
-    /// The names of the definitions (for did-you-mean notes).
+    /// The names of the definitions (for did-you-mean notes; the order is
+    /// a map's and never reaches the output).
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.by_name.keys().map(String::as_str)
     }
@@ -920,5 +924,101 @@ fn set_site(s: &mut Stmt, site: Span) {
             }
         }
         _ => {}
+    }
+}
+
+/// The bodies `--def NAME=EXPR` gives, parsed, by name: each must name an
+/// expression `def` and parse as one expression. Its spans are the
+/// `def`'s name, the only place in the text it can point to.
+fn replacements<'a>(
+    decls: &[(&'a Ident, &'a Vec<Ident>, &'a DefBody)],
+    replaced: &'a [(String, String)],
+    diags: &mut Vec<Diagnostic>,
+) -> BTreeMap<&'a str, DefBody> {
+    let mut out = BTreeMap::new();
+    for (name, text) in replaced {
+        let Some((ident, _, body)) = decls.iter().find(|(n, _, _)| n.name == *name) else {
+            let declared: Vec<&str> = decls
+                .iter()
+                .filter(|(_, _, b)| matches!(b, DefBody::Expr(_)))
+                .map(|(n, _, _)| n.name.as_str())
+                .collect();
+            let help = if declared.is_empty() {
+                "--def replaces the body of a declared `def NAME(...) = expr;`, and the program declares none".to_string()
+            } else {
+                format!(
+                    "--def replaces the body of a declared `def NAME(...) = expr;`; the program declares: {}",
+                    declared.join(", ")
+                )
+            };
+            diags.push(
+                Diagnostic::new(
+                    "def-override",
+                    Span::default(),
+                    format!("unknown --def `{name}`"),
+                )
+                .with_label("from an override (`--def`), not from this file")
+                .with_help(help),
+            );
+            continue;
+        };
+        if matches!(body, DefBody::Block(_)) {
+            diags.push(
+                Diagnostic::new(
+                    "def-override",
+                    ident.span,
+                    format!("--def {name}: `def {name}` is statements; --def replaces the body of an expression definition"),
+                )
+                .with_label("a statement definition"),
+            );
+            continue;
+        }
+        match crate::syntax::parse_expr(text) {
+            Ok(mut e) => {
+                respan(&mut e, ident.span);
+                out.insert(name.as_str(), DefBody::Expr(e));
+            }
+            Err(errors) => {
+                let first = errors.first().map_or(String::new(), |d| {
+                    let (line, col) = crate::syntax::diagnostic::line_col(text, d.span.start);
+                    format!(": {line}:{col}: {}", d.message)
+                });
+                diags.push(
+                    Diagnostic::new(
+                        "def-override",
+                        ident.span,
+                        format!("invalid expression in --def `{name} = {text}`{first}"),
+                    )
+                    .with_label("the definition --def replaces"),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Gives every node of `e` the span `at`.
+fn respan(e: &mut Expr, at: Span) {
+    e.span = at;
+    match &mut e.kind {
+        ExprKind::Num(_) | ExprKind::Name(_) => {}
+        ExprKind::Index(id, i) => {
+            id.span = at;
+            respan(i, at);
+        }
+        ExprKind::Call(f, args) | ExprKind::Sample(f, args) => {
+            f.span = at;
+            args.iter_mut().for_each(|a| respan(a, at));
+        }
+        ExprKind::Unary(_, a) => respan(a, at),
+        ExprKind::Binary(_, a, b) => {
+            respan(a, at);
+            respan(b, at);
+        }
+        ExprKind::Cond(c, a, b) => {
+            respan(c, at);
+            respan(a, at);
+            respan(b, at);
+        }
     }
 }

@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::ir;
 use crate::syntax::ast::{self, Ident, Span};
-use crate::syntax::{Diagnostic, diagnostic::line_col};
+use crate::syntax::{Diagnostic, Sources};
 
 /// Values given on the command line (or by the library's caller) that
 /// replace `let` constants and the `run` block's options before the program
@@ -51,6 +51,12 @@ pub struct Overrides {
     pub seed: Option<u64>,
     /// Replaces `arrivals`.
     pub arrivals: Option<u64>,
+    /// Replace the body of an expression `def` by name (spec §3.2,
+    /// `compile(defs=…)`): the text is parsed as an expression and read
+    /// where the `def` is used, its parameters bound as before. A name no
+    /// `def` declares, a statement `def` and text that is not an
+    /// expression are refused.
+    pub defs: Vec<(String, String)>,
 }
 
 /// A declared pool or stage family: its flattened entries `base..base+count`.
@@ -96,6 +102,17 @@ pub fn link(
     source: &str,
     overrides: &Overrides,
 ) -> Result<ir::Program, Vec<Diagnostic>> {
+    link_sources(program, &Sources::new("", source), overrides)
+}
+
+/// Links a program parsed from several texts (its file and the libraries
+/// spliced into it by [`crate::syntax::libraries::resolve`]); a statement's
+/// position is the line and column in the text it was written in.
+pub fn link_sources(
+    program: &ast::Program,
+    sources: &Sources,
+    overrides: &Overrides,
+) -> Result<ir::Program, Vec<Diagnostic>> {
     let mut l = Linker {
         items: &program.items,
         diags: Vec::new(),
@@ -122,7 +139,7 @@ pub fn link(
     };
     l.fold_lets(&overrides.sets);
     let mut def_diags = Vec::new();
-    l.defs = defs::Defs::build(l.items, &l.lets, &mut def_diags);
+    l.defs = defs::Defs::build(l.items, &l.lets, &overrides.defs, &mut def_diags);
     l.diags.extend(def_diags);
     l.declare_families();
     l.declare_share();
@@ -156,7 +173,7 @@ pub fn link(
         .map(|b| {
             b.iter()
                 .map(|s| {
-                    let (line, col) = line_col(source, s.start);
+                    let (_, line, col) = sources.line_col(s.start);
                     ir::Position { line, col }
                 })
                 .collect()

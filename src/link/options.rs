@@ -196,9 +196,11 @@ impl Linker<'_> {
                     };
                     let e = self.lower_expr(&v.value, Moment::At(moment));
                     // A constant is folded, so the validator checks a number.
+                    // NaN stays an expression: the IR holds no NaN, the
+                    // validator refuses a NaN budget, a NaN cost is a run-time error.
                     let e = match e.constant_value() {
-                        Some(x) => ir::Expr::Num(x),
-                        None => e,
+                        Some(x) if !x.is_nan() => ir::Expr::Num(x),
+                        _ => e,
                     };
                     match word.as_str() {
                         "budget" => step.budget = e,

@@ -1,10 +1,8 @@
 //! One diagnostic type for the whole front end: a rule, a message, a place
-//! and a way out. Rendering (codespan-reporting) happens here and only here.
+//! and a way out. Rendering (codespan-reporting) happens in one place,
+//! [`super::Sources::render`].
 
 use super::ast::Span;
-use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
-use codespan_reporting::files::SimpleFile;
-use codespan_reporting::term::{self, Config, termcolor::NoColor};
 
 /// An error found in a program's text, by the parser, the linker or the validator.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,7 +80,8 @@ pub fn byte_offset(text: &str, line: u32, col: u32) -> u32 {
     (line_start + within) as u32
 }
 
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+/// The largest char boundary of `s` at or below `i`.
+pub(super) fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     while i > 0 && !s.is_char_boundary(i) {
         i -= 1;
     }
@@ -90,36 +89,10 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
 }
 
 /// Renders diagnostics as text: `error[rule]: message`, then `--> file:line:col`,
-/// the source line with a caret, secondary labels and `= help:` lines.
+/// the source line with a caret, secondary labels and `= help:` lines. For a
+/// program read from several files, [`super::Sources::render`].
 pub fn render(diagnostics: &[Diagnostic], file_name: &str, source: &str) -> String {
-    let file = SimpleFile::new(file_name, source);
-    let config = Config {
-        display_style: term::DisplayStyle::Rich,
-        chars: term::Chars::ascii(),
-        ..Config::default()
-    };
-    let mut out = NoColor::new(Vec::new());
-    for d in diagnostics {
-        let clamp = |s: Span| {
-            let start = floor_char_boundary(source, (s.start as usize).min(source.len()));
-            let end = floor_char_boundary(source, (s.end as usize).min(source.len())).max(start);
-            start..end
-        };
-        let mut labels = vec![Label::primary((), clamp(d.span)).with_message(d.label.clone())];
-        for (span, message) in &d.secondary {
-            labels.push(Label::secondary((), clamp(*span)).with_message(message.clone()));
-        }
-        let mut cs = CsDiagnostic::error()
-            .with_message(&d.message)
-            .with_code(d.rule)
-            .with_labels(labels);
-        if let Some(help) = &d.help {
-            cs = cs.with_notes(vec![format!("help: {help}")]);
-        }
-        // Writing into a Vec cannot fail, and the spans are clamped to the source.
-        let _ = term::emit(&mut out, &config, &file, &cs);
-    }
-    String::from_utf8_lossy(&out.into_inner()).into_owned()
+    super::Sources::new(file_name, source).render(diagnostics)
 }
 
 #[cfg(test)]

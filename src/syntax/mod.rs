@@ -1,4 +1,5 @@
-//! Source text to syntax tree: the lexer, the parser, the AST and diagnostics.
+//! Source text to syntax tree: the lexer, the parser, the AST, the
+//! libraries a program `use`s, the map of its texts and diagnostics.
 //!
 //! Architecture invariant: nothing here knows the IR or the engine; the
 //! parser never stops at the first error, it reports every one it finds.
@@ -6,8 +7,11 @@
 pub mod ast;
 pub mod diagnostic;
 pub mod lexer;
+pub mod libraries;
 pub mod parser;
+pub mod sources;
 
 pub use diagnostic::{Diagnostic, render};
 pub use lexer::KEYWORDS;
-pub use parser::parse;
+pub use parser::{parse, parse_at, parse_expr};
+pub use sources::Sources;

@@ -35,12 +35,42 @@ pub const MAX_TREE_DEPTH: u32 = 1024;
 /// With diagnostics the program is partial (a construct with an error is
 /// left out, or holds a `0` where nesting was too deep) and must not be linked.
 pub fn parse(source: &str) -> (Program, Vec<Diagnostic>) {
-    let (tokens, mut diags) = lex(source);
+    parse_at(source, 0)
+}
+
+/// Parses a program whose text starts at byte `base` of a
+/// [`super::sources::Sources`] map: every span is shifted by `base`, so
+/// spans of several files never overlap.
+pub fn parse_at(source: &str, base: u32) -> (Program, Vec<Diagnostic>) {
+    let (mut tokens, mut diags) = lex(source);
+    let shift = |s: &mut Span| {
+        s.start = s.start.saturating_add(base);
+        s.end = s.end.saturating_add(base);
+    };
+    tokens.iter_mut().for_each(|t| shift(&mut t.span));
+    diags.iter_mut().for_each(|d| shift(&mut d.span));
     let mut parser = Parser::new(source, tokens);
+    parser.base = base;
     let program = parser.program();
     diags.append(&mut parser.diags);
     diags.sort_by_key(|d| d.span.start);
     (program, diags)
+}
+
+/// Parses one expression, the whole text (a `--def` body). Spans are
+/// offsets in `text`.
+pub fn parse_expr(text: &str) -> Result<super::ast::Expr, Vec<Diagnostic>> {
+    let (tokens, mut diags) = lex(text);
+    let mut parser = Parser::new(text, tokens);
+    let e = parser.expr();
+    if e.is_ok() && !parser.at_eof() {
+        let _ = parser.error_expected("the end of the expression");
+    }
+    diags.append(&mut parser.diags);
+    match e {
+        Ok(e) if diags.is_empty() => Ok(e),
+        _ => Err(diags),
+    }
 }
 
 /// The error marker: the diagnostic is already reported; the caller recovers.
@@ -90,6 +120,8 @@ struct Parser<'a> {
     tree: u32,
     /// Whether nesting past [`MAX_DEPTH`] was reported (it is reported once).
     too_deep: bool,
+    /// Where the text starts in the map of sources (spans are shifted by it).
+    base: u32,
 }
 
 impl<'a> Parser<'a> {
@@ -102,7 +134,14 @@ impl<'a> Parser<'a> {
             depth: 0,
             tree: 0,
             too_deep: false,
+            base: 0,
         }
+    }
+
+    /// The text between two offsets of the map of sources.
+    fn text(&self, start: u32, end: u32) -> Option<&str> {
+        let local = |x: u32| x.saturating_sub(self.base) as usize;
+        self.src.get(local(start)..local(end))
     }
 
     // ----- looking at tokens -------------------------------------------
@@ -127,7 +166,7 @@ impl<'a> Parser<'a> {
     /// The end of the last token taken (the start of the text before any).
     fn prev_end(&self) -> u32 {
         if self.pos == 0 {
-            0
+            self.base
         } else {
             self.tokens[self.pos - 1].span.end
         }
@@ -166,13 +205,9 @@ impl<'a> Parser<'a> {
 
     /// Whether the current token is the first of its line.
     fn starts_line(&self) -> bool {
-        let start = self.span().start as usize;
-        let prev = self.prev_end() as usize;
-        self.pos == 0
-            || self
-                .src
-                .get(prev..start)
-                .is_some_and(|gap| gap.contains('\n'))
+        let start = self.span().start;
+        let prev = self.prev_end();
+        self.pos == 0 || self.text(prev, start).is_some_and(|gap| gap.contains('\n'))
     }
 
     fn bump(&mut self) -> Token {
@@ -210,10 +245,7 @@ impl<'a> Parser<'a> {
             kind => match kind.punct_text() {
                 Some(p) => format!("`{p}`"),
                 None => {
-                    let text = self
-                        .src
-                        .get(t.span.start as usize..t.span.end as usize)
-                        .unwrap_or("?");
+                    let text = self.text(t.span.start, t.span.end).unwrap_or("?");
                     format!("`{text}`")
                 }
             },
@@ -265,10 +297,7 @@ impl<'a> Parser<'a> {
             return Ok(self.bump().span);
         }
         let p = kind.punct_text().unwrap_or("?");
-        let opener = self
-            .src
-            .get(open.start as usize..open.end as usize)
-            .unwrap_or("(");
+        let opener = self.text(open.start, open.end).unwrap_or("(");
         let d = Diagnostic::new(
             "syntax",
             self.span(),

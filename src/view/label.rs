@@ -6,13 +6,22 @@
 
 use crate::ir::{Arg, Arrival, BinOp, CRef, Expr, Program, StageKind, UnOp};
 
-/// A stage's kind as the language writes it: `delay`, `fifo(c)` or `ps(φ)`.
+/// A stage's kind as the language writes it: `delay`, `fifo(c)` or
+/// `ps(φ)`; an engine (a step stage) with its budget and memory pool,
+/// `step budget 8 · kv`.
 pub fn kind(program: &Program, kind: &StageKind) -> String {
     match kind {
         StageKind::Delay => "delay".to_string(),
         StageKind::Fifo(c) => format!("fifo({c})"),
         StageKind::Ps(phi) => format!("ps({})", expr(program, phi)),
-        StageKind::Step(_) => "step".to_string(),
+        StageKind::Step(step) => {
+            let mut text = format!("step budget {}", expr(program, &step.budget));
+            if let Some(m) = step.memory {
+                text.push_str(" · ");
+                text.push_str(program.pool_name(m));
+            }
+            text
+        }
     }
 }
 

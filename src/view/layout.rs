@@ -147,6 +147,8 @@ pub struct Layout {
     pub rails: Vec<Rail>,
     /// Pools to the runs they are held around.
     pub links: Vec<Link>,
+    /// Pools to the engine (step stage) that admits their queue (`admit via`).
+    pub admits: Vec<Link>,
     /// Centre of the source circle.
     pub source_x: i32,
     /// Centre of the sink circle.
@@ -402,6 +404,21 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
         })
         .collect();
     let (pool_families, pools, links) = pool_row(program, walk, &families, &family_of, &stations);
+    let pool_family_of = member_family(&pool_families);
+    let mut admits: Vec<Link> = Vec::new();
+    for (p, pool) in program.pools.iter().enumerate() {
+        let Some(e) = pool.admit_via else { continue };
+        if e >= program.stages.len() {
+            continue;
+        }
+        let link = Link {
+            pool: spot(&pool_families, &pool_family_of, &pools, Target::Member(p)),
+            run: spot(&families, &family_of, &stations, Target::Member(e)),
+        };
+        if !admits.contains(&link) {
+            admits.push(link);
+        }
+    }
     let pool_top = 64;
     let row_top = if pools.is_empty() {
         96
@@ -426,6 +443,7 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
         arrows,
         rails,
         links,
+        admits,
         source_x,
         sink_x,
         pool_top,

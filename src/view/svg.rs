@@ -29,6 +29,13 @@ text { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; fill: #222; 
 .end { fill: #222; }
 ";
 
+/// The style of engines and `admit via` links, written only for a program
+/// that has a step stage (the other drawings keep their bytes).
+const ENGINE_STYLE: &str = "\
+.step { fill: #fde9e2; stroke: #8a3b24; stroke-width: 2.4; }
+.admit { stroke: #8a3b24; stroke-width: 1.4; fill: none; marker-end: url(#arrow); }
+";
+
 /// Escapes text for an SVG text node or attribute.
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -65,7 +72,12 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">"
     )?;
     writeln!(out, "<title>{}</title>", escape(title))?;
-    writeln!(out, "<style>\n{STYLE}</style>")?;
+    let engines = program
+        .stages
+        .iter()
+        .any(|s| matches!(s.kind, StageKind::Step(_)));
+    let engine_style = if engines { ENGINE_STYLE } else { "" };
+    writeln!(out, "<style>\n{STYLE}{engine_style}</style>")?;
     writeln!(
         out,
         "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" \
@@ -89,6 +101,18 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
         let (x0, y0) = (link.pool.mid(), l.pool_top + POOL_H + pad(&link.pool));
         let (x1, y1) = (link.run.mid(), top(l, &link.run));
         writeln!(out, "<path class=\"hold\" d=\"M{x0},{y0} L{x1},{y1}\"/>")?;
+    }
+    // `admit via`: the engine's iterations admit the pool's queue.
+    for link in &l.admits {
+        let (x0, y0) = (link.pool.mid() + 6, l.pool_top + POOL_H + pad(&link.pool));
+        let (x1, y1) = (link.run.mid() + 6, top(l, &link.run));
+        writeln!(out, "<path class=\"admit\" d=\"M{x0},{y0} L{x1},{y1}\"/>")?;
+        writeln!(
+            out,
+            "<text class=\"small\" x=\"{}\" y=\"{}\">admit via</text>",
+            (x0 + x1) / 2 + 34,
+            (y0 + y1) / 2
+        )?;
     }
     for f in l.pool_families.iter().filter(|f| f.is_framed()) {
         frame(out, &l.pools, f.stations, l.pool_top, POOL_H)?;

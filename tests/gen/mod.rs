@@ -1,4 +1,6 @@
-//! A generator of well-formed Tier-1 programs, as text, for property tests.
+//! A generator of well-formed programs, as text, for property tests: Tier-1
+//! programs that link and run, and ([`serving_program`]) the same with a
+//! serving engine that link (the engine does not run them yet).
 //!
 //! Every program it makes links: names are declared before they are read,
 //! constant indices are in range, a multi-stage run holds `ps` stages of a
@@ -161,6 +163,30 @@ pub struct Program {
     pub horizon: f64,
     pub warmup: f64,
     pub seed: u64,
+    /// A serving engine and a session's last statement that uses it
+    /// ([`serving_program`] only: the engine does not run them yet).
+    pub engine: Option<Engine>,
+}
+
+/// A step stage `eng` with its memory pool `kv_e`, every option drawn, and
+/// the hold the session ends with: reuse, at admission, growing runs in both
+/// modes through the serving vocabulary, cache, and a hidden attribute.
+#[derive(Clone, Debug)]
+pub struct Engine {
+    pub budget: f64,
+    pub chunk: f64,
+    pub block: f64,
+    pub cap: f64,
+    /// 0 `admission`, 1 `decode first`, 2 `exclusive prefill`, 3 `by (remaining, -admission)`.
+    pub serve: u8,
+    pub evict_by: bool,
+    pub preempt_lifo: bool,
+    pub queue_by: bool,
+    pub admit_via: bool,
+    pub prefill: f64,
+    pub decode: f64,
+    pub reuse: bool,
+    pub cache: f64,
 }
 
 impl Program {
@@ -320,6 +346,39 @@ impl Display for Program {
             };
             writeln!(out, "stage st{i}{size} : {kind};")?;
         }
+        if let Some(e) = &self.engine {
+            let serve = [
+                "admission",
+                "decode first",
+                "exclusive prefill",
+                "by (remaining, -admission)",
+            ][e.serve as usize % 4];
+            write!(
+                out,
+                "pool kv_e {{ cap {}; block {};",
+                num(e.cap),
+                num(e.block)
+            )?;
+            if e.evict_by {
+                out.push_str(" evict by (age, -size, waiting);");
+            }
+            if e.preempt_lifo {
+                out.push_str(" preempt lifo;");
+            }
+            if e.queue_by {
+                out.push_str(" queue by (waited, a0);");
+            }
+            if e.admit_via {
+                out.push_str(" admit via eng;");
+            }
+            writeln!(out, " }}")?;
+            writeln!(
+                out,
+                "stage eng : step {{ budget {}; cost 0.01 + 0.001 * tokens + 0.0001 * kv_decode + 0.00001 * attention; chunk {}; serve {serve}; memory kv_e; }}",
+                num(e.budget),
+                num(e.chunk)
+            )?;
+        }
         for (i, p) in self.decls.pools.iter().enumerate() {
             let size = if p.size == 1 {
                 String::new()
@@ -345,9 +404,15 @@ impl Display for Program {
             Arrival::Closed(n) => format!("closed({n})"),
         };
         writeln!(out, "workload {{\n  arrive {arrive};")?;
+        let secret = if self.engine.is_some() {
+            out.push_str("  hidden secret;\n");
+            " set secret = 2;"
+        } else {
+            ""
+        };
         writeln!(
             out,
-            "  init {{ set a0 = 1; set a1 = ~uniform(0, 2); set a2 = serial; }}"
+            "  init {{ set a0 = 1; set a1 = ~uniform(0, 2); set a2 = serial;{secret} }}"
         )?;
         if self.with_turn_block {
             writeln!(out, "  turn {{ set a0 = a0 + 1; observe o2 = turn_no; }}")?;
@@ -356,7 +421,20 @@ impl Display for Program {
         out.push_str("session ");
         let mut all = vec![self.first.clone()];
         all.extend(self.session.iter().cloned());
-        block(&mut out, &all, 0)?;
+        match &self.engine {
+            None => block(&mut out, &all, 0)?,
+            Some(e) => {
+                let reuse = if e.reuse { " reuse (hit)" } else { "" };
+                let last = format!(
+                    "hold kv_e (need) reserve (need){reuse} at admission (hit = cachedin(kv_e), need = {} - hit) {{\n    prefill {} growing kv_e;\n    run eng decode ({}) growing kv_e;\n    observe o_cached = cached + secret;\n  }} cache ({})",
+                    num(e.prefill),
+                    num(e.prefill),
+                    num(e.decode),
+                    num(e.cache)
+                );
+                block_then(&mut out, &all, &last, 0)?;
+            }
+        }
         writeln!(out)?;
         writeln!(
             out,
@@ -612,7 +690,55 @@ pub fn program() -> impl Strategy<Value = Program> {
                     horizon: horizon.floor(),
                     warmup: if warm { (horizon / 2.0).floor() } else { 0.0 },
                     seed,
+                    engine: None,
                 },
             )
+    })
+}
+
+/// A step stage with every option, and the hold that uses it.
+fn engine() -> impl Strategy<Value = Engine> {
+    (
+        (
+            1.0..64.0f64,
+            0.0..16.0f64,
+            1.0..8.0f64,
+            16.0..256.0f64,
+            0u8..4,
+        ),
+        (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
+        (1.0..32.0f64, 0.0..8.0f64, any::<bool>(), 0.0..64.0f64),
+    )
+        .prop_map(
+            |(
+                (budget, chunk, block, cap, serve),
+                (evict_by, preempt_lifo, queue_by, admit_via),
+                (prefill, decode, reuse, cache),
+            )| Engine {
+                budget: budget.floor(),
+                chunk: chunk.floor(),
+                block: block.floor(),
+                cap: cap.floor(),
+                serve,
+                evict_by,
+                preempt_lifo,
+                queue_by,
+                admit_via,
+                prefill: prefill.floor(),
+                decode: decode.floor(),
+                reuse,
+                cache: cache.floor(),
+            },
+        )
+}
+
+/// A program with a serving engine (every step and pool option, caching,
+/// `at admission`, growing runs, the serving vocabulary, `hidden`) that
+/// links; the engine does not run it yet.
+pub fn serving_program() -> impl Strategy<Value = Program> {
+    // Boxed: the nested strategy types otherwise overflow a test thread's stack.
+    (program().boxed(), engine().boxed()).prop_map(|(mut p, e)| {
+        p.engine = Some(e);
+        p
     })
 }

@@ -103,5 +103,6 @@ mod defs;
 mod flows;
 mod ir_shape;
 mod names;
+mod serving;
 mod statements;
 mod validator_faults;
