@@ -333,3 +333,47 @@ fn a_def_override_is_refused_for_an_unknown_name_a_statement_def_and_bad_text() 
     // Text after a whole expression is not an expression either.
     assert!(with_defs(DEFS, &[("f", "x 1")]).is_err());
 }
+
+#[test]
+fn serq_run_and_check_take_def_overrides() {
+    let path = program_file(
+        "def.sq",
+        "def cost(n) = n + 1;\nstage s : delay;\nworkload { arrive batch(1); }\n\
+         session { run s (cost(2)); observe t = now; }\nrun { horizon 100; }\n",
+    );
+    // cost(2) = 2 * 10 with the new body: the run ends at 20.
+    let out = serq(&[
+        "run".as_ref(),
+        path.as_os_str(),
+        "--def".as_ref(),
+        "cost=n * 10".as_ref(),
+        "--json".as_ref(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["observes"]["t"]["mean"], 20.0);
+    let out = serq(&[
+        "check".as_ref(),
+        path.as_os_str(),
+        "--def".as_ref(),
+        "price=1".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown --def `price`"), "{stderr}");
+    let out = serq(&[
+        "check".as_ref(),
+        path.as_os_str(),
+        "--def".as_ref(),
+        "cost".as_ref(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a --def without `=` is a usage error"
+    );
+}

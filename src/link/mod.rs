@@ -90,6 +90,10 @@ struct Linker<'a> {
     blocks: Vec<Vec<ir::Stmt>>,
     /// The source span of every statement, parallel to `blocks`.
     spans: Vec<Vec<Span>>,
+    /// Where each statement was spliced from a `def` (else its span),
+    /// parallel to `blocks`: a statement written in a library takes its
+    /// use site's position, in the program's file.
+    sites: Vec<Vec<Span>>,
     share: Option<(ir::Share, Span)>,
     workload_span: Option<Span>,
     run_span: Option<Span>,
@@ -107,7 +111,8 @@ pub fn link(
 
 /// Links a program parsed from several texts (its file and the libraries
 /// spliced into it by [`crate::syntax::libraries::resolve`]); a statement's
-/// position is the line and column in the text it was written in.
+/// position is its line and column in the program's file (for one written
+/// in a library, that of the use it was spliced at).
 pub fn link_sources(
     program: &ast::Program,
     sources: &Sources,
@@ -133,6 +138,7 @@ pub fn link_sources(
         observe_index: HashMap::new(),
         blocks: Vec::new(),
         spans: Vec::new(),
+        sites: Vec::new(),
         share: None,
         workload_span: None,
         run_span: None,
@@ -167,13 +173,23 @@ pub fn link_sources(
     if !l.diags.is_empty() {
         return Err(l.diags);
     }
+    // Run-time errors show a position in the program's file: a statement
+    // written in a library is placed at the use that spliced it.
     let positions = l
         .spans
         .iter()
-        .map(|b| {
-            b.iter()
-                .map(|s| {
-                    let (_, line, col) = sources.line_col(s.start);
+        .zip(&l.sites)
+        .map(|(spans, sites)| {
+            spans
+                .iter()
+                .zip(sites)
+                .map(|(span, site)| {
+                    let at = if sources.file_of(span.start) == 0 {
+                        span
+                    } else {
+                        site
+                    };
+                    let (_, line, col) = sources.line_col(at.start);
                     ir::Position { line, col }
                 })
                 .collect()

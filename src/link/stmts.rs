@@ -85,10 +85,15 @@ impl Linker<'_> {
     pub(super) fn new_block(&mut self) -> usize {
         self.blocks.push(Vec::new());
         self.spans.push(Vec::new());
+        self.sites.push(Vec::new());
         self.blocks.len() - 1
     }
 
-    fn push(&mut self, b: usize, stmt: ir::Stmt, span: Span) {
+    /// Appends a statement to block `b`, with its span and its site (the
+    /// use in the program's file of the `def` it was spliced from, or its
+    /// span).
+    fn push(&mut self, b: usize, stmt: ir::Stmt, span: Span, site: Span) {
+        self.sites[b].push(site);
         self.blocks[b].push(stmt);
         self.spans[b].push(span);
     }
@@ -117,6 +122,7 @@ impl Linker<'_> {
 
     fn lower_stmt(&mut self, s: &ast::Stmt, b: usize) {
         let span = s.span;
+        let site = s.site.unwrap_or(span);
         let stmt = match &s.kind {
             StmtKind::Set { name, value } => {
                 let value = self.session(value);
@@ -161,7 +167,7 @@ impl Linker<'_> {
                 for (name, value, span) in &header.sets {
                     let value = self.session(value);
                     if let Some(slot) = self.attr_slot.get(&name.name).copied() {
-                        self.push(body_id, ir::Stmt::Set(slot, value), *span);
+                        self.push(body_id, ir::Stmt::Set(slot, value), *span, site);
                     }
                 }
                 self.lower_block(&body.stmts, body_id);
@@ -271,7 +277,7 @@ impl Linker<'_> {
                 return;
             }
         };
-        self.push(b, stmt, span);
+        self.push(b, stmt, span, site);
     }
 
     /// `run s1, s2, … (w)`: the first stage, the others in `also`.
@@ -435,9 +441,10 @@ impl Linker<'_> {
         let amount = self.session(amount);
         let from_ref = self.pool(from);
         if let (Some(run), Some(to_ref), Some(from_ref)) = (run, to_ref, from_ref) {
-            self.push(b, run, s.span);
-            self.push(b, ir::Stmt::Load(to_ref, amount), s.span);
-            self.push(b, ir::Stmt::Release(from_ref), s.span);
+            let site = s.site.unwrap_or(s.span);
+            self.push(b, run, s.span, site);
+            self.push(b, ir::Stmt::Load(to_ref, amount), s.span, site);
+            self.push(b, ir::Stmt::Release(from_ref), s.span, site);
         }
     }
 }

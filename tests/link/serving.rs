@@ -509,3 +509,191 @@ fn drop_links_to_its_pool() {
     let p = linked(&with_b("pool kv {} session { drop kv; }"));
     assert_eq!(p.blocks[2][0], Stmt::Drop(cref(0, 1, None)));
 }
+
+#[test]
+fn the_serving_conformance_cases_compile_or_are_refused_for_their_rule() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/t2");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/conformance/t2 holds the serving cases")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sq"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() >= 50, "{} cases", paths.len());
+    let mut failures = Vec::new();
+    for path in &paths {
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let expected: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(path.with_extension("expected.json")).unwrap(),
+        )
+        .unwrap();
+        // From the file, so `use` and the trace resolve beside the case.
+        let result = serq::compile_file(path, &Overrides::default());
+        if expected["error"] == true {
+            let Err(e) = result else {
+                failures.push(format!("{name}: compiles, but the reference refuses it"));
+                continue;
+            };
+            let text = e.to_string().to_lowercase();
+            let words: Vec<String> = expected["message_contains"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w.as_str().unwrap().to_lowercase())
+                .collect();
+            if text.contains("not supported") || words.iter().any(|w| !text.contains(w)) {
+                failures.push(format!("{name}: want {words:?}, got {text}"));
+            }
+        } else if let Err(e) = result {
+            failures.push(format!("{name}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_hidden_attribute_may_not_be_read_by_the_scheduler() {
+    let program = |decls: &str, session: &str| {
+        format!(
+            "pool kv {{ cap 10; }} stage d : delay; {decls}
+             workload {{ arrive batch(1); hidden h; init {{ set h = 2; }} }}
+             session {{ {session} }} run {{ horizon 10; }}"
+        )
+    };
+    let hold = "hold kv (1) { run d (1); }";
+    for (decls, session) in [
+        ("", "hold kv (h) { run d (1); }"),
+        ("", "hold kv (1) reserve (h) { run d (1); }"),
+        ("", "hold kv (1) reuse (h) { run d (1); }"),
+        ("", "hold kv (x) at admission (x = h + 1) { run d (1); }"),
+        ("pool q { queue by (h); }", hold),
+        ("pool q { evict by (h); }", hold),
+        ("pool q { spill kv via d (h) when (1); }", hold),
+        ("stage e : step { cost 1; budget h; }", "run e prefill (1);"),
+        ("stage e : step { cost h; }", "run e prefill (1);"),
+        ("stage e : step { cost 1; chunk h; }", "run e prefill (1);"),
+        (
+            "stage e : step { cost 1; serve by (h); }",
+            "run e prefill (1);",
+        ),
+    ] {
+        refused_for(
+            &program(decls, session),
+            "hidden",
+            &["`h` is hidden from the scheduler"],
+        );
+    }
+    // The session itself may read it: statements, work, branch, choose,
+    // cache, a lease's length, and a `set` a header then reads.
+    linked(&program(
+        "",
+        "observe o = h; run d (h); branch (h == 2) { end; } choose j in 2 by (h - j);
+         hold kv (1) { run d (1); } cache (h) lease kv (h);
+         set y = h; hold kv (y) { run d (1); }",
+    ));
+}
+
+#[test]
+fn hidden_names_an_attribute_something_sets_once() {
+    let with = |hidden: &str| {
+        format!(
+            "stage d : delay; workload {{ arrive batch(1); hidden {hidden}; init {{ set a = 1; }} }}
+             session {{ run d (1); }} run {{ horizon 10; }}"
+        )
+    };
+    let p = linked(&with("a, out"));
+    // a is slot 9, out the built-in slot 4.
+    assert_eq!(p.hidden, [9, 4]);
+    refused_for(
+        &with("computed"),
+        "hidden",
+        &["hidden `computed`", "scheduler sets it"],
+    );
+    refused_for(
+        &with("nobody"),
+        "hidden",
+        &["hidden `nobody`", "nothing sets or chooses it"],
+    );
+    refused_for(&with("a, a"), "twice", &["hidden twice"]);
+}
+
+#[test]
+fn request_splices_the_server_at_every_request() {
+    let p = linked(
+        "stage d : delay;
+         workload { arrive batch(1); session { request; branch (1) { request; } } }
+         server { run d (1); observe served = now; }
+         run { horizon 10; }",
+    );
+    // The session is the first request's two statements, then the branch,
+    // whose block holds the second request's; one observation for both.
+    assert_eq!(p.observes, ["served"]);
+    assert_eq!(p.blocks[2].len(), 3);
+    let Stmt::Branch(_, then, _) = &p.blocks[2][2] else {
+        panic!("{:?}", p.blocks[2])
+    };
+    assert_eq!(p.blocks[*then].len(), 2);
+}
+
+#[test]
+fn server_and_request_follow_their_rules() {
+    let wl =
+        |session: &str| format!("workload {{ arrive batch(1); {session} }} run {{ horizon 10; }}");
+    let cases = [
+        (
+            format!("stage d : delay; {}", wl("session { request; }")),
+            "a `session` inside `workload` is written against a `server` block",
+        ),
+        (
+            format!("stage d : delay; server {{ run d (1); }} {}", wl("")),
+            "a `server` block needs a `session` inside `workload`",
+        ),
+        (
+            format!(
+                "stage d : delay; server {{ run d (1); end; }} {}",
+                wl("session { request; }")
+            ),
+            "a `server` may not contain `end`",
+        ),
+        (
+            format!(
+                "stage d : delay; server {{ turn; }} {}",
+                wl("session { request; }")
+            ),
+            "a `server` may not contain `turn`",
+        ),
+        (
+            format!(
+                "stage d : delay; server {{ run d (1); }} session {{ run d (1); }} {}",
+                wl("session { request; }")
+            ),
+            "either a top-level `session` or a `session` inside `workload`",
+        ),
+        (
+            format!("stage d : delay; session {{ request; }} {}", wl("")),
+            "`request` is only allowed in the workload's `session`",
+        ),
+        (
+            format!(
+                "stage d : delay; server {{ run d (1); }} server {{ run d (2); }} {}",
+                wl("session { request; }")
+            ),
+            "duplicate server",
+        ),
+        (
+            format!(
+                "stage d : delay; server {{ run d (1); }} {}",
+                wl("session { run d (1); }")
+            ),
+            "never does",
+        ),
+    ];
+    for (src, words) in cases {
+        refused(&src, &[words]);
+    }
+    // A request inside a statement def used by the workload's session is spliced too.
+    linked(&format!(
+        "stage d : delay; def ask() {{ request; }} server {{ run d (1); }} {}",
+        wl("session { ask(); }")
+    ));
+}
