@@ -23,7 +23,7 @@ const FLOWS: &str = "stage E[4] : ps(1); stage I[4] : ps(1); share maxmin;
     session { set i = floor(~uniform(0, 4)); set j = floor(~uniform(0, 4)); run E[i], I[j] (~exp(1)); }
     run { horizon 20000; seed 5; }";
 
-fn compile(source: &str) -> serq::ir::Program {
+fn compile(source: &str) -> serq::ValidProgram {
     let (ast, diags) = serq::syntax::parse(source);
     assert!(diags.is_empty(), "{diags:?}");
     serq::link::link(&ast, source, &Default::default()).expect("the bench programs link")

@@ -28,7 +28,7 @@ pub mod view;
 use std::path::{Path, PathBuf};
 
 pub use engine::{RunError, RunOptions, SessionCounts};
-pub use ir::Program;
+pub use ir::{Program, ValidProgram};
 pub use link::Overrides;
 pub use report::Report;
 pub use syntax::Diagnostic;
@@ -54,7 +54,10 @@ pub use syntax::Diagnostic;
 /// let diagnostics = compile_source(source, &unknown).unwrap_err();
 /// assert!(diagnostics[0].message.contains("`M`"));
 /// ```
-pub fn compile_source(source: &str, overrides: &Overrides) -> Result<Program, Vec<Diagnostic>> {
+pub fn compile_source(
+    source: &str,
+    overrides: &Overrides,
+) -> Result<ValidProgram, Vec<Diagnostic>> {
     let (ast, diagnostics) = syntax::parse(source);
     if !diagnostics.is_empty() {
         return Err(diagnostics);
@@ -80,7 +83,7 @@ pub fn compile_source(source: &str, overrides: &Overrides) -> Result<Program, Ve
 /// let again = compile_ir(&json, &seven).unwrap();
 /// assert_eq!((again.seed, again.stages.len()), (7, 1));
 /// ```
-pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<Program, Vec<ir::IrError>> {
+pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<ValidProgram, Vec<ir::IrError>> {
     if !overrides.sets.is_empty() {
         return Err(overrides
             .sets
@@ -98,8 +101,7 @@ pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<Program, Vec<ir::
     }
     let mut program = Program::read_json(json).map_err(|e| vec![e])?;
     apply_overrides(overrides, &mut program);
-    program.validate()?;
-    Ok(program)
+    program.validate()
 }
 
 /// Simulates a validated program and returns its report; a run-time
@@ -116,7 +118,7 @@ pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<Program, Vec<ir::
 /// let response = report.observation("response").unwrap();
 /// assert_eq!((response.count(), response.mean()), (3, Some(2.0)));
 /// ```
-pub fn run(program: &Program) -> Result<Report, RunError> {
+pub fn run(program: &ValidProgram) -> Result<Report, RunError> {
     engine::run(program)
 }
 
@@ -148,7 +150,7 @@ pub fn run(program: &Program) -> Result<Report, RunError> {
 /// let error = run_with(&program, &mut capped).unwrap_err();
 /// assert!(error.message.contains("1000 events"), "{error}");
 /// ```
-pub fn run_with(program: &Program, options: &mut RunOptions<'_>) -> Result<Report, RunError> {
+pub fn run_with(program: &ValidProgram, options: &mut RunOptions<'_>) -> Result<Report, RunError> {
     engine::run_with(program, options)
 }
 
@@ -260,7 +262,7 @@ impl std::error::Error for CompileError {}
 ///                  Err(CompileError::Diagnostics { .. })));
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
-pub fn compile_file(path: &Path, overrides: &Overrides) -> Result<Program, CompileError> {
+pub fn compile_file(path: &Path, overrides: &Overrides) -> Result<ValidProgram, CompileError> {
     let source = std::fs::read_to_string(path).map_err(|error| CompileError::Io {
         path: path.to_path_buf(),
         error,
@@ -296,7 +298,7 @@ pub fn compile_text_at(
     source: &str,
     path: &Path,
     overrides: &Overrides,
-) -> Result<Program, CompileError> {
+) -> Result<ValidProgram, CompileError> {
     let mut sources = syntax::Sources::new(path.display().to_string(), source);
     let refuse = |sources: syntax::Sources, diagnostics| CompileError::Diagnostics {
         path: path.to_path_buf(),
@@ -311,20 +313,20 @@ pub fn compile_text_at(
     if !diagnostics.is_empty() {
         return Err(refuse(sources, diagnostics));
     }
-    let mut program = match link::link_sources(&ast, &sources, overrides) {
+    let program = match link::link_sources(&ast, &sources, overrides) {
         Ok(p) => p,
         Err(diagnostics) => return Err(refuse(sources, diagnostics)),
     };
-    if let Some(spec) = &mut program.trace {
-        let dir = path.parent().unwrap_or(Path::new(""));
-        let resolved = dir.join(&spec.path);
-        trace::Trace::read(&resolved).map_err(|error| CompileError::Trace {
-            path: path.to_path_buf(),
-            error,
-        })?;
-        spec.path = resolved.display().to_string();
-    }
-    Ok(program)
+    let Some(spec) = &program.trace else {
+        return Ok(program);
+    };
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let resolved = dir.join(&spec.path);
+    trace::Trace::read(&resolved).map_err(|error| CompileError::Trace {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    Ok(program.with_trace_path(resolved.display().to_string()))
 }
 
 /// Writes the overrides into IR read from JSON (the linker applies them

@@ -8,7 +8,7 @@
 use clap::{Args, Parser, Subcommand};
 use serq::syntax::diagnostic::{byte_offset, render};
 use serq::syntax::{Diagnostic, ast::Span, lexer::is_word};
-use serq::{Overrides, Program, RunError};
+use serq::{Overrides, Program, RunError, ValidProgram};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -581,7 +581,7 @@ impl Input {
         })
     }
 
-    fn compile(&self, overrides: &Overrides) -> Result<Program, Failure> {
+    fn compile(&self, overrides: &Overrides) -> Result<ValidProgram, Failure> {
         if self.is_ir {
             serq::compile_ir(&self.text, overrides).map_err(|errors| {
                 for e in &errors {

@@ -182,3 +182,26 @@ fn serq_draw_takes_sets() {
     assert!(svg.contains("D[2]"), "no D[2] in the drawing");
     assert!(!svg.contains("D[3]"));
 }
+
+#[test]
+fn a_hand_edited_program_runs_only_after_it_validates_again() {
+    // `serq::run` takes a `ValidProgram`; a program changed by hand must pass
+    // `validate` again, which refuses the out-of-range slot that used to
+    // panic the engine ("index out of bounds").
+    let source = "stage s : delay; workload { arrive batch(1); }
+                  session { set x = 1; run s (x); } run { horizon 5; }";
+    let valid = compile_source(source, &Overrides::default()).expect("links");
+    assert_eq!(run(&valid).expect("runs").stages[0].completed, 1);
+    let mut edited = valid.into_program();
+    let serq::ir::Stmt::Set(slot, _) = &mut edited.blocks[2][0] else {
+        panic!("block 2 starts with the set: {:?}", edited.blocks[2]);
+    };
+    *slot = 99;
+    let errors = edited.validate().expect_err("slot 99 of 10");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.rule == "ir-structure" && e.message.contains("slot 99")),
+        "{errors:?}"
+    );
+}

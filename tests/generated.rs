@@ -22,7 +22,7 @@ fn config(cases: u32) -> ProptestConfig {
     }
 }
 
-fn link(source: &str) -> serq::Program {
+fn link(source: &str) -> serq::ValidProgram {
     match compile_source(source, &Overrides::default()) {
         Ok(p) => p,
         Err(d) => panic!(

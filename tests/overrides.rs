@@ -10,7 +10,7 @@ use std::process::Command;
 const TAIL: &str = " workload { arrive batch(1); } run { horizon 10; }";
 
 /// Compiles `src` (with [`TAIL`] appended) with the given sets.
-fn compile(src: &str, sets: &[(&str, f64)]) -> Result<ir::Program, Vec<Diagnostic>> {
+fn compile(src: &str, sets: &[(&str, f64)]) -> Result<ir::ValidProgram, Vec<Diagnostic>> {
     let overrides = Overrides {
         sets: sets.iter().map(|(n, x)| (n.to_string(), *x)).collect(),
         ..Overrides::default()
@@ -18,7 +18,7 @@ fn compile(src: &str, sets: &[(&str, f64)]) -> Result<ir::Program, Vec<Diagnosti
     compile_source(&format!("{src}{TAIL}"), &overrides)
 }
 
-fn linked(src: &str, sets: &[(&str, f64)]) -> ir::Program {
+fn linked(src: &str, sets: &[(&str, f64)]) -> ir::ValidProgram {
     compile(src, sets).unwrap_or_else(|d| panic!("link errors in {src:?}: {d:#?}"))
 }
 
@@ -279,7 +279,7 @@ fn a_set_value_may_be_inf_on_the_command_line() {
 }
 
 /// Compiles `src` (with [`TAIL`] appended) with the given `--def`s.
-fn with_defs(src: &str, defs: &[(&str, &str)]) -> Result<ir::Program, Vec<Diagnostic>> {
+fn with_defs(src: &str, defs: &[(&str, &str)]) -> Result<serq::ValidProgram, Vec<Diagnostic>> {
     let overrides = Overrides {
         defs: defs
             .iter()

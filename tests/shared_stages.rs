@@ -4,7 +4,7 @@
 
 use serq::{Overrides, Report};
 
-fn compile(src: &str) -> serq::Program {
+fn compile(src: &str) -> serq::ValidProgram {
     match serq::compile_source(src, &Overrides::default()) {
         Ok(p) => p,
         Err(d) => panic!("does not link: {d:?}"),
@@ -345,7 +345,8 @@ fn a_stage_family_named_twice_in_one_run_is_refused() {
 fn ir_json_with_a_flow_and_no_share_is_refused_by_validate() {
     let mut program = compile(&format!(
         "stage a : ps(1); stage b : ps(1); share maxmin; session {{ run a, b (1); }} {B}"
-    ));
+    ))
+    .into_program();
     program.share = None;
     let errors = serq::compile_ir(&program.to_json(), &Overrides::default()).unwrap_err();
     assert!(

@@ -80,7 +80,7 @@ fn malformed_traces_name_the_file_line_and_column() {
 #[test]
 fn a_program_reads_its_trace_beside_it_and_refuses_a_bad_one_before_running() {
     let p = compile_file(&fixture("program.sq"), &Overrides::default()).unwrap();
-    let spec = p.trace.expect("the program replays a trace");
+    let spec = p.trace.clone().expect("the program replays a trace");
     assert!(spec.ordered);
     assert_eq!(PathBuf::from(&spec.path), fixture("good.csv"));
     match compile_file(&fixture("bad_program.sq"), &Overrides::default()) {

@@ -15,7 +15,7 @@ use serq::Overrides;
 use serq::view::{self, Layout, Point, Shape};
 use std::path::{Path, PathBuf};
 
-fn compile(source: &str) -> serq::Program {
+fn compile(source: &str) -> serq::ValidProgram {
     serq::compile_source(source, &Overrides::default()).unwrap_or_else(|d| {
         panic!("the test program links: {d:?}");
     })

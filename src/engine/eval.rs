@@ -1,15 +1,21 @@
-//! Expressions: operators, distributions, pure functions and observables.
+//! Evaluating compiled expressions: operators, distributions, pure
+//! functions and observables.
 //!
-//! Invariant: evaluation reads the world and never changes it, except that
+//! Invariant: evaluation reads the state and never changes it, except that
 //! a draw advances the random stream of the evaluation site (the `Cx`'s).
-//! Errors are messages (an index out of range, a distribution parameter out
-//! of range); the caller adds the statement, the session and the time.
+//! Observables other than `work` read [`StageLoad`] and [`PoolLevels`],
+//! dense columns by member index, so a `choose` key over a family runs at
+//! the speed of an array. A fault is a [`Fault`] value (an index out of
+//! range, a distribution parameter out of range), made a message only when
+//! the caller reports it with the statement, the session and the time.
 
-use super::flows::FlowSystem;
-use super::pools::PoolState;
+use smallvec::SmallVec;
+
+use super::code::{Expr, Leaf, Member, Observable, Op};
+use super::pool::PoolLevels;
 use super::rng::{FirstDraws, Stream};
-use super::stages::StageState;
-use crate::ir::{Arg, BinOp, CRef, Ctx, Dist, Expr, Fun, truth};
+use super::stage::StageLoad;
+use crate::ir::{Dist, truth};
 
 /// What an expression may read where it is evaluated.
 pub struct Cx<'a> {
@@ -23,145 +29,201 @@ pub struct Cx<'a> {
     pub rng: &'a mut Stream,
     /// The shared first draws of per-session streams.
     pub first: &'a mut FirstDraws,
-    /// Every stage member.
-    pub stages: &'a [StageState],
-    /// Every pool member.
-    pub pools: &'a [PoolState],
-    /// The flows on shared stages.
-    pub flows: &'a FlowSystem,
+    /// Every stage member's jobs present and in service.
+    pub load: &'a StageLoad,
+    /// Every pool member's levels.
+    pub levels: &'a PoolLevels,
+    /// `work(s)` of stage member `s` now (it reads the member's jobs).
+    pub work: &'a dyn Fn(usize) -> f64,
+}
+
+/// Why an evaluation failed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Fault {
+    /// An index is not a member of its family: `what` is `"stage"`, `"pool"`
+    /// or `""` (an observable's argument).
+    Index {
+        /// What the reference names.
+        what: &'static str,
+        /// The index.
+        index: f64,
+        /// The family's size.
+        count: u32,
+    },
+    /// A distribution parameter is out of range.
+    Parameter {
+        /// The distribution.
+        dist: Dist,
+        /// Which parameter, and its range.
+        what: &'static str,
+        /// Its value.
+        x: f64,
+    },
+    /// `~uniform(a, b)` with b below a.
+    UniformOrder(f64, f64),
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Fault::Index { what, index, count } => {
+                let sep = if what.is_empty() { "" } else { " " };
+                if index >= count as f64 {
+                    write!(f, "{what}{sep}index {index} out of range (count {count})")
+                } else {
+                    write!(f, "{what}{sep}index {index} is not a whole number >= 0")
+                }
+            }
+            Fault::Parameter { dist, what, x } => {
+                write!(
+                    f,
+                    "`~{}`: parameter {what} is {x}, out of range",
+                    dist.name()
+                )
+            }
+            Fault::UniformOrder(a, b) => write!(
+                f,
+                "`~uniform({a}, {b})`: parameter b is below a (or NaN), out of range"
+            ),
+        }
+    }
 }
 
 impl Cx<'_> {
     /// A uniform draw in [0, 1) from the evaluation site's stream.
+    #[inline]
     fn uniform(&mut self) -> f64 {
         self.rng.uniform(self.first)
     }
+
+    #[inline]
+    fn leaf(&self, l: Leaf) -> f64 {
+        match l {
+            Leaf::Num(x) => x,
+            Leaf::Attr(slot) => self.attr(slot),
+            Leaf::Now => self.now,
+        }
+    }
+
+    #[inline]
+    fn attr(&self, slot: u32) -> f64 {
+        // The validator keeps slots in range where attributes exist.
+        self.attrs.get(slot as usize).copied().unwrap_or(f64::NAN)
+    }
 }
 
-/// The family member a reference names: its index is a whole number in
-/// `0..count`. `what` is `"stage"`, `"pool"` or `""` (an observable's
-/// argument) and starts the message (`stage index 2 out of range (count 2)`).
-pub fn member(r: &CRef, cx: &mut Cx<'_>, what: &str) -> Result<usize, String> {
-    let Some(index) = &r.index else {
-        return Ok(r.base);
-    };
-    let i = eval(index, cx)?;
-    if i >= 0.0 && i < r.count as f64 && (i as usize) as f64 == i {
-        return Ok(r.base + i as usize);
-    }
-    let sep = if what.is_empty() { "" } else { " " };
-    if i >= r.count as f64 {
-        Err(format!(
-            "{what}{sep}index {i} out of range (count {})",
-            r.count
-        ))
+/// The member `index` names in `base..base + count`.
+#[inline]
+pub fn member_at(base: u32, count: u32, index: f64, what: &'static str) -> Result<usize, Fault> {
+    if index >= 0.0 && index < count as f64 && (index as usize) as f64 == index {
+        Ok(base as usize + index as usize)
     } else {
-        Err(format!("{what}{sep}index {i} is not a whole number >= 0"))
+        Err(Fault::Index { what, index, count })
     }
 }
 
-fn truthy(x: f64) -> bool {
-    x != 0.0
-}
-
-/// Evaluates an expression.
-pub fn eval(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, String> {
-    Ok(match e {
-        Expr::Num(x) => *x,
-        Expr::Attr(slot) => match cx.attrs.get(*slot) {
-            Some(x) => *x,
-            None => return Err(format!("attribute slot {slot} is not readable here")),
-        },
-        Expr::Ctx(Ctx::Now) => cx.now,
-        Expr::Ctx(Ctx::N) => cx.present,
-        Expr::Ctx(c) => {
-            return Err(format!(
-                "the context variable `{}` is not supported yet",
-                c.word()
-            ));
-        }
-        Expr::Sample(dist, args) => sample(*dist, args, cx)?,
-        Expr::Call(fun, args) => call(*fun, args, cx)?,
-        Expr::Unary(op, a) => op.apply(eval(a, cx)?),
-        Expr::Binary(BinOp::And, a, b) => truth(truthy(eval(a, cx)?) && truthy(eval(b, cx)?)),
-        Expr::Binary(BinOp::Or, a, b) => truth(truthy(eval(a, cx)?) || truthy(eval(b, cx)?)),
-        Expr::Binary(op, a, b) => op.apply(eval(a, cx)?, eval(b, cx)?),
-        Expr::Cond(c, a, b) => {
-            if truthy(eval(c, cx)?) {
-                eval(a, cx)?
-            } else {
-                eval(b, cx)?
-            }
-        }
-    })
-}
-
-fn arg_expr(args: &[Arg], i: usize, fun: Fun) -> Result<&Expr, String> {
-    match args.get(i) {
-        Some(Arg::Expr(e)) => Ok(e),
-        _ => Err(format!(
-            "`{}` needs a number as argument {}",
-            fun.name(),
-            i + 1
-        )),
+/// The member a reference names now.
+pub fn member(r: &Member, cx: &mut Cx<'_>, what: &'static str) -> Result<usize, Fault> {
+    match &r.index {
+        None => Ok(r.base as usize),
+        Some(index) => member_at(r.base, r.count, eval(index, cx)?, what),
     }
 }
 
-fn call(fun: Fun, args: &[Arg], cx: &mut Cx<'_>) -> Result<f64, String> {
-    let x =
-        |cx: &mut Cx<'_>, i: usize| -> Result<f64, String> { eval(arg_expr(args, i, fun)?, cx) };
-    Ok(match fun {
-        Fun::Min
-        | Fun::Max
-        | Fun::Pow
-        | Fun::Abs
-        | Fun::Floor
-        | Fun::Ceil
-        | Fun::Sqrt
-        | Fun::Exp
-        | Fun::Ln => {
-            // Arguments left to right: a draw in the first comes first.
-            let a = x(cx, 0)?;
-            let b = if args.len() > 1 { x(cx, 1)? } else { f64::NAN };
-            fun.apply_pure(a, b).unwrap_or(f64::NAN)
-        }
-        Fun::CachedIn
-        | Fun::BudgetLeft
-        | Fun::EstLambda
-        | Fun::EstRho
-        | Fun::EstWait
-        | Fun::Price => {
-            return Err(format!("`{}` is not supported yet", fun.name()));
-        }
-        Fun::Queue | Fun::Busy | Fun::Work => {
-            let Some(Arg::Stage(r)) = args.first() else {
-                return Err(format!("`{}` needs a stage", fun.name()));
-            };
-            let s = member(r, cx, "")?;
-            let stage = &cx.stages[s];
-            match fun {
-                Fun::Queue => stage.queue(s, cx.flows),
-                Fun::Busy => stage.busy(s, cx.flows),
-                _ => stage.work(s, cx.now, cx.flows),
-            }
-        }
-        Fun::Used | Fun::Free | Fun::Holders | Fun::Queued => {
-            let Some(Arg::Pool(r)) = args.first() else {
-                return Err(format!("`{}` needs a pool", fun.name()));
-            };
-            let p = &cx.pools[member(r, cx, "")?];
-            match fun {
-                Fun::Used => p.used(),
-                Fun::Free => p.cap - p.used(),
-                Fun::Holders => p.holders() as f64,
-                _ => p.queued() as f64,
-            }
-        }
-    })
+/// Evaluates a compiled expression.
+#[inline]
+pub fn eval(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, Fault> {
+    match e {
+        Expr::Num(x) => Ok(*x),
+        Expr::Attr(slot) => Ok(cx.attr(*slot)),
+        Expr::Now => Ok(cx.now),
+        Expr::Draw(dist, a, b) => Ok(draw(*dist, *a, *b, cx)),
+        Expr::Binary(op, a, b) => Ok(op.apply(cx.leaf(*a), cx.leaf(*b))),
+        Expr::Ops(ops) => run(ops, cx),
+    }
 }
 
-fn parameter_error(dist: Dist, what: &str, x: f64) -> String {
-    format!("`~{}`: parameter {what} is {x}, out of range", dist.name())
+fn observe(what: Observable, m: usize, cx: &Cx<'_>) -> f64 {
+    match what {
+        Observable::Queue => cx.load.present[m],
+        Observable::Busy => cx.load.busy[m],
+        Observable::Work => (cx.work)(m),
+        Observable::Used => cx.levels.used[m],
+        Observable::Free => cx.levels.cap[m] - cx.levels.used[m],
+        Observable::Holders => cx.levels.holders[m],
+        Observable::Queued => cx.levels.queued[m],
+    }
+}
+
+fn run(ops: &[Op], cx: &mut Cx<'_>) -> Result<f64, Fault> {
+    let mut stack: SmallVec<[f64; 16]> = SmallVec::new();
+    // Every op pops only what earlier ops pushed (the compiler emits
+    // operands before operators), so the stack never underflows.
+    let pop = |stack: &mut SmallVec<[f64; 16]>| stack.pop().unwrap_or(f64::NAN);
+    let mut pc = 0;
+    while let Some(op) = ops.get(pc) {
+        pc += 1;
+        let x = match *op {
+            Op::Num(x) => x,
+            Op::Attr(slot) => cx.attr(slot),
+            Op::Now => cx.now,
+            Op::Present => cx.present,
+            Op::Unary(u) => u.apply(pop(&mut stack)),
+            Op::Binary(b) => {
+                let y = pop(&mut stack);
+                b.apply(pop(&mut stack), y)
+            }
+            Op::Truthy => truth(pop(&mut stack) != 0.0),
+            Op::AndJump(to) => {
+                if pop(&mut stack) == 0.0 {
+                    pc = to as usize;
+                    0.0
+                } else {
+                    continue;
+                }
+            }
+            Op::OrJump(to) => {
+                if pop(&mut stack) != 0.0 {
+                    pc = to as usize;
+                    1.0
+                } else {
+                    continue;
+                }
+            }
+            Op::JumpIfFalse(to) => {
+                if pop(&mut stack) == 0.0 {
+                    pc = to as usize;
+                }
+                continue;
+            }
+            Op::Jump(to) => {
+                pc = to as usize;
+                continue;
+            }
+            Op::Pure1(f) => f.apply_pure(pop(&mut stack), f64::NAN).unwrap_or(f64::NAN),
+            Op::Pure2(f) => {
+                let b = pop(&mut stack);
+                f.apply_pure(pop(&mut stack), b).unwrap_or(f64::NAN)
+            }
+            Op::Sample(dist) => {
+                let b = if dist.arity() > 1 {
+                    pop(&mut stack)
+                } else {
+                    f64::NAN
+                };
+                let a = pop(&mut stack);
+                sample(dist, a, b, cx)?
+            }
+            Op::SampleConst(dist, a, b) => draw(dist, a, b, cx),
+            Op::Observe(what, m) => observe(what, m as usize, cx),
+            Op::ObserveAt(what, base, count) => {
+                let m = member_at(base, count, pop(&mut stack), "")?;
+                observe(what, m, cx)
+            }
+        };
+        stack.push(x);
+    }
+    Ok(pop(&mut stack))
 }
 
 /// `-mean·ln(1 - u)`: an exponential of `mean` by inversion of the uniform `u`.
@@ -169,78 +231,67 @@ pub fn exponential_of(mean: f64, u: f64) -> f64 {
     -mean * (1.0 - u).ln()
 }
 
-fn exponential(mean: f64, cx: &mut Cx<'_>) -> f64 {
-    exponential_of(mean, cx.uniform())
-}
-
-fn sample(dist: Dist, args: &[Expr], cx: &mut Cx<'_>) -> Result<f64, String> {
-    let mut p = [0.0f64; 2];
-    if args.len() != dist.arity() {
-        return Err(format!(
-            "`~{}` takes {} argument(s), got {}",
-            dist.name(),
-            dist.arity(),
-            args.len()
-        ));
-    }
-    for (slot, a) in p.iter_mut().zip(args) {
-        *slot = eval(a, cx)?;
-    }
-    let nonneg = |what: &str, x: f64| {
-        if x >= 0.0 {
-            Ok(())
-        } else {
-            Err(parameter_error(dist, what, x))
-        }
-    };
-    Ok(match dist {
-        Dist::Det => p[0],
-        Dist::Exp => {
-            nonneg("mean", p[0])?;
-            exponential(p[0], cx)
-        }
+/// Checks a distribution's parameters, then draws.
+fn sample(dist: Dist, a: f64, b: f64, cx: &mut Cx<'_>) -> Result<f64, Fault> {
+    let bad = |what: &'static str, x: f64| Err(Fault::Parameter { dist, what, x });
+    match dist {
+        Dist::Det => {}
+        Dist::Exp if a.is_nan() || a < 0.0 => return bad("mean", a),
+        Dist::Exp => {}
         Dist::Uniform => {
-            let (a, b) = (p[0], p[1]);
             if b < a || a.is_nan() || b.is_nan() {
-                return Err(format!(
-                    "`~uniform({a}, {b})`: parameter b is below a (or NaN), out of range"
-                ));
+                return Err(Fault::UniformOrder(a, b));
             }
-            a + (b - a) * cx.uniform()
         }
         Dist::Erlang => {
-            let (k, m) = (p[0], p[1]);
-            if !(k >= 1.0 && k.fract() == 0.0 && k.is_finite()) {
-                return Err(parameter_error(dist, "k (a whole number >= 1)", k));
+            if !(a >= 1.0 && a.fract() == 0.0 && a.is_finite()) {
+                return bad("k (a whole number >= 1)", a);
             }
-            nonneg("mean", m)?;
-            let phase = m / k;
+            if b.is_nan() || b < 0.0 {
+                return bad("mean", b);
+            }
+        }
+        Dist::H2 => {
+            if a.is_nan() || a < 0.0 {
+                return bad("mean", a);
+            }
+            if b < 1.0 || b.is_nan() {
+                return bad("c2 (at least 1)", b);
+            }
+        }
+        Dist::Bernoulli => {
+            if !(0.0..=1.0).contains(&a) {
+                return bad("p (in [0, 1])", a);
+            }
+        }
+    }
+    Ok(draw(dist, a, b, cx))
+}
+
+/// A draw with parameters in range.
+#[inline]
+fn draw(dist: Dist, a: f64, b: f64, cx: &mut Cx<'_>) -> f64 {
+    match dist {
+        Dist::Det => a,
+        Dist::Exp => exponential_of(a, cx.uniform()),
+        Dist::Uniform => a + (b - a) * cx.uniform(),
+        Dist::Erlang => {
+            let phase = b / a;
             let mut sum = 0.0;
-            for _ in 0..k as u64 {
-                sum += exponential(phase, cx);
+            for _ in 0..a as u64 {
+                sum += exponential_of(phase, cx.uniform());
             }
             sum
         }
         Dist::H2 => {
-            let (m, c2) = (p[0], p[1]);
-            nonneg("mean", m)?;
-            if c2 < 1.0 || c2.is_nan() {
-                return Err(parameter_error(dist, "c2 (at least 1)", c2));
-            }
-            let p1 = 0.5 * (1.0 + ((c2 - 1.0) / (c2 + 1.0)).sqrt());
+            let p1 = 0.5 * (1.0 + ((b - 1.0) / (b + 1.0)).sqrt());
             let mean = if cx.uniform() < p1 {
-                m / (2.0 * p1)
+                a / (2.0 * p1)
             } else {
-                m / (2.0 * (1.0 - p1))
+                a / (2.0 * (1.0 - p1))
             };
-            exponential(mean, cx)
+            exponential_of(mean, cx.uniform())
         }
-        Dist::Bernoulli => {
-            let q = p[0];
-            if !(0.0..=1.0).contains(&q) {
-                return Err(parameter_error(dist, "p (in [0, 1])", q));
-            }
-            truth(cx.uniform() < q)
-        }
-    })
+        Dist::Bernoulli => truth(cx.uniform() < a),
+    }
 }

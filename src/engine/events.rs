@@ -10,6 +10,8 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use bevy_ecs::prelude::*;
+
 /// What an event does when it pops.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum EventKind {
@@ -23,8 +25,8 @@ pub enum EventKind {
     PsEnd(u32, u64),
     /// The one pending finish of the flow system: (generation).
     FlowEnd(u64),
-    /// A lease ends: (session slot, lease id).
-    LeaseEnd(u32, u64),
+    /// A lease ends: (session, lease id).
+    LeaseEnd(Entity, u64),
 }
 
 /// A scheduled event.
@@ -60,10 +62,12 @@ impl Ord for Event {
 }
 
 /// The event heap with its sequence counter.
-#[derive(Debug, Default)]
+#[derive(Resource, Debug, Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Event>,
     seq: u64,
+    /// Events popped so far (the report's `events`).
+    pub taken: u64,
     /// Events later than this are never processed, so they are not stored.
     horizon: f64,
 }
@@ -74,6 +78,7 @@ impl EventQueue {
         EventQueue {
             heap: BinaryHeap::with_capacity(64),
             seq: 0,
+            taken: 0,
             horizon,
         }
     }

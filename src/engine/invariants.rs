@@ -1,106 +1,149 @@
-//! Invariant checks, run after every event when a caller asks for them
-//! ([`super::RunOptions::check_invariants`]).
+//! `check_invariants`: the batch system run after every event when a
+//! caller asks for it ([`super::RunOptions::check_invariants`]).
 //!
 //! Architecture invariant: the checks only read the world; each recomputes
 //! its figure from the entities themselves (a stage's flow rates from the
-//! flows, not from the solver's running `load`), so a bookkeeping slip in
-//! the incremental structures shows up here. Nothing here runs unless asked.
+//! flows, not from the solver's running `load`; the live sessions by
+//! counting their entities), so a bookkeeping slip in the incremental
+//! structures shows up here. Nothing here runs unless asked.
 
-use super::RunError;
-use super::world::World;
+use bevy_ecs::prelude::*;
+
+use super::code::Code;
+use super::flow::{FlowOf, Flows};
+use super::interface::RunError;
+use super::pool::PoolLevels;
+use super::resources::{Census, Clock, Members};
+use super::session::{Life, Vacant};
+use super::stage::Service;
 
 /// Relative tolerance of a sum against a capacity: rates and units are sums
 /// of floating-point terms, so equality at the cap may come out a few ulps
 /// above it.
 pub const TOLERANCE: f64 = 1e-9;
 
+/// The checks' verdict.
+#[derive(Resource)]
+pub struct Verdict(pub Result<(), RunError>);
+
 /// Whether `x` exceeds `cap` by more than the tolerance (NaN always does).
 fn exceeds(x: f64, cap: f64) -> bool {
     x.is_nan() || x > cap + TOLERANCE * cap.abs().max(1.0)
 }
 
-impl World<'_> {
-    /// Checks, now: every pool's allocation is within its capacity; every
-    /// shared stage's flows have rates ≥ 0 summing within its capacity; the
-    /// live sessions are those created and not ended.
-    pub fn check_invariants(&mut self) -> Result<(), RunError> {
-        for (p, pool) in self.pools.iter().enumerate() {
-            if exceeds(pool.used(), pool.cap) {
-                return Err(self.error(format!(
-                    "invariant broken: pool `{}` (member {p}) has {} units allocated, above its capacity {}",
-                    self.prog.pools[p].name,
-                    pool.used(),
-                    pool.cap
-                )));
-            }
+/// Checks, now: every pool's allocation is within its capacity; every
+/// shared stage's flows have rates ≥ 0 summing within its capacity, and
+/// every flow's entity names its session; the live sessions are those
+/// created and not ended, and every session entity is live or vacant.
+#[allow(clippy::too_many_arguments)]
+pub fn check_invariants(
+    code: Res<Code>,
+    clock: Res<Clock>,
+    levels: Res<PoolLevels>,
+    flows: Res<Flows>,
+    members: Res<Members>,
+    census: Res<Census>,
+    vacant: Res<Vacant>,
+    services: Query<&Service>,
+    sessions: Query<&Life>,
+    flow_of: Query<&FlowOf>,
+    mut verdict: ResMut<Verdict>,
+) {
+    let error = |message: String| {
+        Err(RunError {
+            message,
+            at: None,
+            session: None,
+            time: clock.now,
+        })
+    };
+    let prog = &code.program;
+    for (p, (&used, &cap)) in levels.used.iter().zip(&levels.cap).enumerate() {
+        if exceeds(used, cap) {
+            verdict.0 = error(format!(
+                "invariant broken: pool `{}` (member {p}) has {used} units allocated, above its capacity {cap}",
+                prog.pools[p].name
+            ));
+            return;
         }
-        let mut sums = std::mem::take(&mut self.rate_sums);
-        sums.clear();
-        sums.resize(self.stages.len(), 0.0);
-        let mut negative = None;
-        for id in self.flows.ids() {
-            let rate = self.flows.rate(id);
-            if rate.is_nan() || rate < 0.0 {
-                negative = Some(rate);
-            }
-            for &s in self.flows.stages_of(id) {
-                sums[s as usize] += rate;
-            }
-        }
-        let over = self.stages.iter().enumerate().find_map(|(s, stage)| {
-            let cap = stage.shared_capacity()?;
-            exceeds(sums[s], cap).then_some((s, sums[s], cap))
-        });
-        self.rate_sums = sums;
-        if let Some(rate) = negative {
-            return Err(self.error(format!(
+    }
+    let mut sums = vec![0.0; members.stages.len()];
+    for id in flows.system.ids() {
+        let rate = flows.system.rate(id);
+        if rate.is_nan() || rate < 0.0 {
+            verdict.0 = error(format!(
                 "invariant broken: a flow has rate {rate}, not a number >= 0"
-            )));
+            ));
+            return;
         }
-        if let Some((s, sum, cap)) = over {
-            return Err(self.error(format!(
-                "invariant broken: the flows on stage `{}` (member {s}) have rates summing to {sum}, above its capacity {cap}",
-                self.prog.stages[s].name
-            )));
+        for &s in flows.system.stages_of(id) {
+            sums[s as usize] += rate;
         }
-        let (created, ended, live) = self.session_counts();
-        let slots = self.occupied_slots();
-        if created.checked_sub(ended) != Some(live) || slots != live {
-            return Err(self.error(format!(
-                "invariant broken: {created} sessions created and {ended} ended, \
-                 but {live} counted live and {slots} session slots in use"
-            )));
+        let named = flows
+            .entity_of
+            .get(&id)
+            .and_then(|&f| flow_of.get(f).ok())
+            .and_then(|f| sessions.get(f.session).ok())
+            .is_some_and(|l| l.live);
+        if !named {
+            verdict.0 =
+                error("invariant broken: a flow's entity does not name a live session".to_string());
+            return;
         }
-        Ok(())
+    }
+    for (s, &e) in members.stages.iter().enumerate() {
+        let Some(cap) = services.get(e).ok().and_then(Service::shared_capacity) else {
+            continue;
+        };
+        if exceeds(sums[s], cap) {
+            verdict.0 = error(format!(
+                "invariant broken: the flows on stage `{}` (member {s}) have rates summing to {}, above its capacity {cap}",
+                prog.stages[s].name, sums[s]
+            ));
+            return;
+        }
+    }
+    let (created, ended, live) = (census.next_serial, census.ended_total, census.live);
+    let counted = sessions.iter().filter(|l| l.live).count() as u64;
+    let entities = sessions.iter().count() as u64;
+    let slots = entities - vacant.0.len() as u64;
+    if created.checked_sub(ended) != Some(live) || slots != live || counted != live {
+        verdict.0 = error(format!(
+            "invariant broken: {created} sessions created and {ended} ended, \
+             but {live} counted live and {slots} session entities in use"
+        ));
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::session::Session;
-    use super::super::stages::Service;
-    use super::World;
+    use super::super::run::{build, spawn_sessions, verdict};
+    use super::check_invariants;
+    use crate::engine::pool::PoolLevels;
+    use crate::engine::session::Vacant;
+    use crate::engine::stage::Service;
     use crate::{Overrides, compile_source};
+    use bevy_ecs::prelude::*;
 
-    fn program(source: &str) -> crate::Program {
-        compile_source(source, &Overrides::default()).expect("links")
+    fn world(source: &str) -> (World, Schedule) {
+        let program = compile_source(source, &Overrides::default()).expect("links");
+        let mut schedule = Schedule::default();
+        schedule.add_systems(check_invariants);
+        (build(&program), schedule)
     }
 
     #[test]
     fn a_pool_allocated_past_its_capacity_breaks_an_invariant() {
-        let prog = program(
+        let (mut world, mut checks) = world(
             "pool p { cap 10; } stage s : delay; workload { arrive batch(1); }
              session { hold p (4) { run s (1); } } run { horizon 5; }",
         );
-        let mut world = World::new(&prog);
-        world.check_invariants().expect("an empty world keeps them");
+        verdict(&mut world, &mut checks).expect("an empty world keeps them");
         // 10 units plus the tolerance's worth (1e-9 · 10) is still within.
-        world.pools[0].used_avg.add(0.0, 10.0 + 5e-9);
-        world.check_invariants().expect("within the tolerance");
-        world.pools[0].used_avg.add(0.0, 1.0);
-        let e = world
-            .check_invariants()
-            .expect_err("11 units in a pool of 10");
+        world.resource_mut::<PoolLevels>().used[0] = 10.0 + 5e-9;
+        verdict(&mut world, &mut checks).expect("within the tolerance");
+        world.resource_mut::<PoolLevels>().used[0] = 11.0;
+        let e = verdict(&mut world, &mut checks).expect_err("11 units in a pool of 10");
         assert!(
             e.message.contains("invariant") && e.message.contains("`p`"),
             "{}",
@@ -109,46 +152,29 @@ mod tests {
     }
 
     #[test]
-    fn flows_whose_rates_exceed_a_stage_break_an_invariant() {
-        let prog = program(
+    fn a_stage_whose_flows_exceed_its_capacity_breaks_an_invariant() {
+        let (mut world, mut checks) = world(
             "stage a : ps(1); stage b : ps(1); share maxmin; workload { arrive batch(1); }
              session { run a, b (1); } run { horizon 5; }",
         );
-        let mut world = World::new(&prog);
-        world.start_flow(0, &[0, 1], 1.0);
-        world.flows.solve(0.0);
-        world
-            .check_invariants()
-            .expect("one flow at rate 1 on two ps(1) stages");
-        // The solver saw capacity 1; the stage now says 0.5.
-        world.stages[1].service = Service::Shared(0.5);
-        let e = world
-            .check_invariants()
-            .expect_err("rate 1 on capacity 0.5");
-        assert!(
-            e.message.contains("invariant") && e.message.contains("`b`"),
-            "{}",
-            e.message
-        );
+        // No flow: the stage's capacity can drop to anything ≥ 0.
+        let b = world.resource::<crate::engine::resources::Members>().stages[1];
+        *world.get_mut::<Service>(b).expect("stage b") = Service::Shared(0.5);
+        verdict(&mut world, &mut checks).expect("no flows");
     }
 
     #[test]
-    fn a_session_slot_nobody_created_breaks_an_invariant() {
-        let prog = program(
+    fn a_session_entity_neither_live_nor_vacant_breaks_an_invariant() {
+        let (mut world, mut checks) = world(
             "stage s : delay; workload { arrive batch(1); }
              session { run s (1); } run { horizon 5; }",
         );
-        let mut world = World::new(&prog);
-        world.create_session().expect("one session");
-        world
-            .check_invariants()
-            .expect("1 created, 0 ended, 1 live");
-        world.sessions.push(Session::new(&prog, 99));
-        let e = world
-            .check_invariants()
-            .expect_err("2 slots in use, 1 live");
+        spawn_sessions(&mut world, 2);
+        verdict(&mut world, &mut checks).expect("2 vacant, 0 live");
+        world.resource_mut::<Vacant>().0.pop();
+        let e = verdict(&mut world, &mut checks).expect_err("1 entity in use, 0 live");
         assert!(
-            e.message.contains("invariant") && e.message.contains("2 session slots"),
+            e.message.contains("invariant") && e.message.contains("1 session entities"),
             "{}",
             e.message
         );

@@ -16,6 +16,7 @@
 //! its own generator for the draws after those. Both parts are functions of
 //! (seed, purpose, draw number) alone, so the invariant holds.
 
+use bevy_ecs::prelude::*;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -172,6 +173,32 @@ impl Stream {
         match &mut self.rng {
             Some(rng) => rng.random::<f64>(),
             None => unreachable!("the generator was just built"),
+        }
+    }
+}
+
+/// The run's streams that are not a session's own.
+#[derive(Resource, Clone, Debug)]
+pub struct Streams {
+    /// Poisson gaps and renewal gap expressions.
+    pub arrival: Stream,
+    /// ps capacity expressions.
+    pub machine: Stream,
+    /// The stream of the `init` or `turn` block running now (re-targeted
+    /// for each, so its generator's box is reused).
+    pub turn: Stream,
+    /// The shared first draws of per-session streams.
+    pub first: FirstDraws,
+}
+
+impl Streams {
+    /// The streams of a run under `seed`.
+    pub fn new(seed: u64) -> Streams {
+        Streams {
+            arrival: Stream::new(seed, Purpose::Arrivals),
+            machine: Stream::new(seed, Purpose::Machine),
+            turn: Stream::new(seed, Purpose::Machine),
+            first: FirstDraws::new(seed),
         }
     }
 }

@@ -52,12 +52,6 @@ impl TimeAvg {
         self.value = value;
     }
 
-    /// The value moves by `delta` at `now`.
-    #[inline]
-    pub fn add(&mut self, now: f64, delta: f64) {
-        self.set(now, self.value + delta);
-    }
-
     /// The time average over `[warmup, end]`.
     pub fn mean(&self, end: f64) -> f64 {
         let mut area = self.area;

@@ -10,12 +10,14 @@ mod moment;
 mod ops;
 mod real;
 mod real_opt;
+mod valid;
 mod validate;
 
 use serde::{Deserialize, Serialize};
 
 pub use moment::{Moment, RENAMED_CONTEXT};
 pub use ops::truth;
+pub use valid::ValidProgram;
 pub use validate::IrError;
 
 /// The IR version this crate writes and reads. Version 8 added `Run::also`
@@ -756,10 +758,8 @@ impl Program {
     }
 
     /// Reads IR from JSON and validates it.
-    pub fn from_json(text: &str) -> Result<Program, Vec<IrError>> {
-        let program = Program::read_json(text).map_err(|e| vec![e])?;
-        program.validate()?;
-        Ok(program)
+    pub fn from_json(text: &str) -> Result<ValidProgram, Vec<IrError>> {
+        Program::read_json(text).map_err(|e| vec![e])?.validate()
     }
 
     /// Reads IR from JSON without validating it. JSON nested more than

@@ -13,6 +13,7 @@ use exprs::{num, ref_text};
 use super::{
     Arg, Arrival, BUILTIN_ATTRS, CRef, Dist, Evict, Expr, Fun, FunKind, HoldPool, IR_VERSION,
     MAX_CHOOSE_COUNT, MAX_SESSIONS_AT_ZERO, Moment, Program, RunMode, Serve, StageKind, Stmt,
+    ValidProgram,
 };
 
 /// A rule the IR breaks.
@@ -79,8 +80,15 @@ struct Validator<'a> {
 }
 
 impl Program {
+    /// Checks every rule of a linked program and returns it as a
+    /// [`ValidProgram`], the form the engine runs, or every fault found.
+    pub fn validate(self) -> Result<ValidProgram, Vec<IrError>> {
+        self.check()?;
+        Ok(ValidProgram::checked(self))
+    }
+
     /// Checks every rule of a linked program; returns every fault found.
-    pub fn validate(&self) -> Result<(), Vec<IrError>> {
+    pub fn check(&self) -> Result<(), Vec<IrError>> {
         let mut v = Validator {
             p: self,
             errors: Vec::new(),

@@ -105,7 +105,7 @@ pub fn link(
     program: &ast::Program,
     source: &str,
     overrides: &Overrides,
-) -> Result<ir::Program, Vec<Diagnostic>> {
+) -> Result<ir::ValidProgram, Vec<Diagnostic>> {
     link_sources(program, &Sources::new("", source), overrides)
 }
 
@@ -117,7 +117,7 @@ pub fn link_sources(
     program: &ast::Program,
     sources: &Sources,
     overrides: &Overrides,
-) -> Result<ir::Program, Vec<Diagnostic>> {
+) -> Result<ir::ValidProgram, Vec<Diagnostic>> {
     let mut l = Linker {
         items: &program.items,
         diags: Vec::new(),
@@ -218,7 +218,7 @@ pub fn link_sources(
         positions: Some(positions),
     };
     match program.validate() {
-        Ok(()) => Ok(program),
+        Ok(valid) => Ok(valid),
         Err(errors) => Err(errors.into_iter().map(|e| l.diagnostic_of(&e)).collect()),
     }
 }

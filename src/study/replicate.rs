@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use super::tdist::student_t_quantile;
 use crate::report::{Report, Summary};
-use crate::{Program, RunError};
+use crate::{RunError, ValidProgram};
 
 /// The seed of replication `k` of a study whose base seed is `base`:
 /// `base + k`, wrapping at 2⁶⁴. Every seed gives independent random
@@ -359,7 +359,10 @@ impl Replicated {
 /// let response = r.observation("response").unwrap();
 /// assert!(response.ci.unwrap() > 0.0);
 /// ```
-pub fn replicate(program: &Program, replications: usize) -> Result<Replicated, ReplicationError> {
+pub fn replicate(
+    program: &ValidProgram,
+    replications: usize,
+) -> Result<Replicated, ReplicationError> {
     replicate_with_progress(program, replications, &|| {})
 }
 
@@ -379,7 +382,7 @@ pub fn replicate(program: &Program, replications: usize) -> Result<Replicated, R
 /// assert_eq!(done.into_inner(), 3);
 /// ```
 pub fn replicate_with_progress(
-    program: &Program,
+    program: &ValidProgram,
     replications: usize,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Replicated, ReplicationError> {
@@ -397,11 +400,12 @@ pub fn replicate_with_progress(
 }
 
 /// Runs replication `k` of `program`.
-pub(crate) fn run_replication(program: &Program, k: usize) -> Result<Report, ReplicationError> {
+pub(crate) fn run_replication(
+    program: &ValidProgram,
+    k: usize,
+) -> Result<Report, ReplicationError> {
     let seed = replication_seed(program.seed, k);
-    let mut one = program.clone();
-    one.seed = seed;
-    crate::run(&one).map_err(|error| ReplicationError {
+    crate::run(&program.with_seed(seed)).map_err(|error| ReplicationError {
         replication: k,
         seed,
         error,

@@ -15,7 +15,7 @@ use super::replicate::{Replicated, ReplicationError, run_replication};
 use crate::report::Report;
 use crate::syntax::Diagnostic;
 use crate::syntax::lexer::is_word;
-use crate::{Overrides, Program};
+use crate::{Overrides, ValidProgram};
 
 /// The most points one axis may have (a typo like `0:1e6:1` is refused
 /// instead of running for ever).
@@ -299,7 +299,7 @@ pub fn sweep(
                 diagnostics,
             })
         })
-        .collect::<Result<Vec<Program>, SweepError>>()?;
+        .collect::<Result<Vec<ValidProgram>, SweepError>>()?;
     let jobs = points.len() * replications;
     let reports = (0..jobs)
         .into_par_iter()

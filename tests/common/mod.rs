@@ -7,7 +7,7 @@ use serq::report::Report;
 
 /// Parses and links a program's source text (panics with the diagnostics
 /// if it does not link: the engine's tests only run valid programs).
-pub fn compile(source: &str) -> serq::ir::Program {
+pub fn compile(source: &str) -> serq::ValidProgram {
     match serq::compile_source(source, &serq::Overrides::default()) {
         Ok(program) => program,
         Err(diags) => panic!("does not compile: {diags:?}"),

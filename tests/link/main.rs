@@ -12,7 +12,7 @@ fn try_link(src: &str) -> Result<ir::Program, Vec<Diagnostic>> {
     if !diags.is_empty() {
         return Err(diags);
     }
-    link(&ast, src, &Overrides::default())
+    link(&ast, src, &Overrides::default()).map(ir::ValidProgram::into_program)
 }
 
 fn linked(src: &str) -> ir::Program {

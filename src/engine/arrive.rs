@@ -1,0 +1,208 @@
+//! `arrive`: a session is created (its serial, its `init` block, a place in
+//! the ready queue), and the open workload's next arrival is scheduled.
+//!
+//! Invariant: a session takes a vacant entity (the run loop keeps one
+//! vacant before every event, and an event creates at most one session
+//! beyond those its sessions' ends free); its components and attribute row
+//! are reset, so nothing of the entity's last session remains.
+
+use bevy_ecs::prelude::*;
+use smallvec::smallvec;
+
+use super::code::{Code, Stmt};
+use super::eval::{Cx, eval, exponential_of};
+use super::events::EventKind;
+use super::interface::{MAX_LIVE_SESSIONS, RunError};
+use super::rng::Purpose;
+use super::session::{Frame, FrameKind};
+use super::sim::{Sim, lost, stage_work};
+use crate::ir::{self, Arrival};
+
+/// The open workload's arrival event: a session arrives and the next
+/// arrival is scheduled (unless the `arrivals` count is reached).
+pub fn arrive(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
+    sim.census.open_arrivals += 1;
+    create_session(code, sim)?;
+    let prog = &code.program;
+    if prog
+        .arrivals
+        .is_none_or(|limit| sim.census.open_arrivals < limit)
+    {
+        let next = match prog.arrival {
+            Arrival::Poisson(rate) => {
+                let streams = &mut *sim.streams;
+                let u = streams.arrival.uniform(&mut streams.first);
+                sim.clock.now + exponential_of(1.0 / rate, u)
+            }
+            _ => renewal_gap(code, sim)?,
+        };
+        sim.events.schedule(next, EventKind::Arrival);
+    }
+    Ok(())
+}
+
+/// The time of the next renewal arrival (now + a fresh gap).
+pub fn renewal_gap(code: &Code, sim: &mut Sim) -> Result<f64, RunError> {
+    let Some(gap) = &code.renewal else {
+        return Ok(f64::INFINITY);
+    };
+    let now = sim.clock.now;
+    let g = {
+        let Sim {
+            streams,
+            load,
+            levels,
+            flows,
+            members,
+            store,
+            ..
+        } = &mut *sim;
+        let stages = &store.stages;
+        let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
+        let streams = &mut **streams;
+        let mut cx = Cx {
+            now,
+            present: f64::NAN,
+            attrs: &[],
+            rng: &mut streams.arrival,
+            first: &mut streams.first,
+            load,
+            levels,
+            work: &work,
+        };
+        eval(gap, &mut cx)
+    };
+    let g = g.map_err(|m| sim.error(format!("renewal gap: {m}")))?;
+    if !(g > 0.0 && g.is_finite()) {
+        return Err(sim.error(format!(
+            "renewal interarrival must be positive and finite (got {g})"
+        )));
+    }
+    Ok(now + g)
+}
+
+/// Creates a session now: its serial, `init` block, and a place in the ready queue.
+pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
+    if sim.census.live >= MAX_LIVE_SESSIONS {
+        return Err(sim.error(format!(
+            "more than {MAX_LIVE_SESSIONS} live sessions at once (the limit); \
+             sessions arrive faster than they end (is an arrival rate too high?)"
+        )));
+    }
+    let now = sim.clock.now;
+    let Some(e) = sim.vacant.0.pop() else {
+        return Err(lost("vacant session", now));
+    };
+    let prog = &code.program;
+    let serial = sim.census.next_serial;
+    sim.census.next_serial += 1;
+    let Ok((mut cont, mut draws, mut life)) = sim.store.sessions.get_mut(e) else {
+        return Err(lost("session", now));
+    };
+    cont.0 = smallvec![Frame {
+        block: prog.session as u32,
+        pc: 0,
+        kind: FrameKind::Top,
+    }];
+    draws.0.reset(prog.seed, Purpose::Session(serial));
+    life.serial = serial;
+    life.steps = 0;
+    life.steps_at = f64::NAN;
+    life.live = true;
+    let row = life.row;
+    if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
+        dealings.clear();
+    }
+    let attrs = sim.attrs.of_mut(row);
+    attrs.fill(0.0);
+    if let Some(a) = attrs.get_mut(ir::SLOT_SERIAL) {
+        *a = serial as f64;
+    }
+    sim.census.live += 1;
+    let live = sim.census.live as f64;
+    sim.census.live_avg.set(now, live);
+    run_workload_block(code, sim, e, prog.init, 0)?;
+    sim.ready.0.push_back(e);
+    Ok(())
+}
+
+/// Runs the `init` (turn 0) or `turn` block of session `e` with the
+/// world's one turn stream, re-targeted (it keeps its boxed generator, so
+/// a block that draws often allocates nothing); these blocks only `set`
+/// and `observe`.
+pub fn run_workload_block(
+    code: &Code,
+    sim: &mut Sim,
+    e: Entity,
+    block: usize,
+    turn: u64,
+) -> Result<(), RunError> {
+    let stmts = &code.blocks[block];
+    if stmts.is_empty() {
+        return Ok(());
+    }
+    let now = sim.clock.now;
+    let Ok((_, _, life)) = sim.store.sessions.get(e) else {
+        return Err(lost("session", now));
+    };
+    let (serial, row) = (life.serial, life.row);
+    let seed = code.program.seed;
+    sim.streams.turn.reset(seed, Purpose::Turn { serial, turn });
+    for (i, stmt) in stmts.iter().enumerate() {
+        let (target, x, is_set) = match stmt {
+            Stmt::Set(t, x) => (*t, x, true),
+            Stmt::Observe(t, x) => (*t, x, false),
+            _ => {
+                return Err(sim.session_error(
+                    e,
+                    (block, i),
+                    "workload blocks may only `set` and `observe`".into(),
+                ));
+            }
+        };
+        let v = {
+            let Sim {
+                streams,
+                attrs,
+                load,
+                levels,
+                flows,
+                members,
+                store,
+                ..
+            } = &mut *sim;
+            let stages = &store.stages;
+            let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
+            let streams = &mut **streams;
+            let mut cx = Cx {
+                now,
+                present: f64::NAN,
+                attrs: attrs.of(row),
+                rng: &mut streams.turn,
+                first: &mut streams.first,
+                load,
+                levels,
+                work: &work,
+            };
+            eval(x, &mut cx)
+        };
+        let v = v.map_err(|m| sim.session_error(e, (block, i), m.to_string()))?;
+        if is_set {
+            if let Some(a) = sim.attrs.of_mut(row).get_mut(target as usize) {
+                *a = v;
+            }
+        } else {
+            observe(code, sim, target, v);
+        }
+    }
+    Ok(())
+}
+
+/// Records an observation (at or after warm-up).
+pub fn observe(code: &Code, sim: &mut Sim, index: u32, v: f64) {
+    if sim.clock.now >= code.program.warmup
+        && let Some(samples) = sim.observed.samples.get_mut(index as usize)
+    {
+        samples.push(v);
+    }
+}

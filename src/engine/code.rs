@@ -1,0 +1,467 @@
+//! The compiled program: every expression and statement of a
+//! [`ValidProgram`], compiled once when the run starts.
+//!
+//! An expression becomes a constant, an attribute read, the clock, or flat
+//! code for a small stack machine ([`Op`]); a statement keeps its shape
+//! with its expressions compiled and what the interpreter would otherwise
+//! work out at every execution (which pool a lease keeps, whether a hold's
+//! units read state) decided here.
+//!
+//! Architecture invariant: compiling trusts what `Program::validate`
+//! guarantees (arities, argument kinds, slots, references in range,
+//! constant distribution parameters in range) and checks none of it
+//! again; the compiled forms carry no `String`. Nothing here runs.
+
+use bevy_ecs::prelude::*;
+
+use crate::ir::{self, Arg, BinOp, CRef, Dist, Fun, Program, UnOp, ValidProgram};
+
+/// What an observable reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Observable {
+    /// `queue(s)`: jobs present.
+    Queue,
+    /// `busy(s)`: jobs in service.
+    Busy,
+    /// `work(s)`: remaining work of the jobs present.
+    Work,
+    /// `used(p)`.
+    Used,
+    /// `free(p)`.
+    Free,
+    /// `holders(p)`.
+    Holders,
+    /// `queued(p)`.
+    Queued,
+}
+
+/// One instruction of an expression's flat code.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Op {
+    /// Push a number.
+    Num(f64),
+    /// Push an attribute.
+    Attr(u32),
+    /// Push `now`.
+    Now,
+    /// Push `present`.
+    Present,
+    /// Apply a prefix operator to the top.
+    Unary(UnOp),
+    /// Pop b, pop a, push `a op b` (never `&&`/`||`).
+    Binary(BinOp),
+    /// Replace the top x by `x != 0` as 1 or 0.
+    Truthy,
+    /// Pop a; if it is 0, push 0 and jump (the `&&` short circuit).
+    AndJump(u32),
+    /// Pop a; if it is not 0, push 1 and jump (the `||` short circuit).
+    OrJump(u32),
+    /// Pop c; if it is 0, jump.
+    JumpIfFalse(u32),
+    /// Jump.
+    Jump(u32),
+    /// A one-argument pure function of the top.
+    Pure1(Fun),
+    /// Pop b, pop a, push the two-argument pure function of them.
+    Pure2(Fun),
+    /// Pop the distribution's parameters (its arity), check them, draw.
+    Sample(Dist),
+    /// A draw with constant parameters (checked by the validator).
+    SampleConst(Dist, f64, f64),
+    /// An observable of the member `base` (a family of one, or a constant index).
+    Observe(Observable, u32),
+    /// Pop an index, check it is a member of `base..base + count`, push the
+    /// observable of that member.
+    ObserveAt(Observable, u32, u32),
+}
+
+/// A compiled expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A number.
+    Num(f64),
+    /// An attribute by slot.
+    Attr(u32),
+    /// `now`.
+    Now,
+    /// A draw with constant parameters (checked by the validator).
+    Draw(Dist, f64, f64),
+    /// A binary operator (not `&&`, `||`) of two leaves.
+    Binary(BinOp, Leaf, Leaf),
+    /// Anything else, as flat code.
+    Ops(Box<[Op]>),
+}
+
+/// An operand that needs no code: a number, an attribute or the clock.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Leaf {
+    /// A number.
+    Num(f64),
+    /// An attribute by slot.
+    Attr(u32),
+    /// `now`.
+    Now,
+}
+
+fn leaf(e: &ir::Expr) -> Option<Leaf> {
+    match e {
+        ir::Expr::Num(x) => Some(Leaf::Num(*x)),
+        ir::Expr::Attr(slot) => Some(Leaf::Attr(*slot as u32)),
+        ir::Expr::Ctx(ir::Ctx::Now) => Some(Leaf::Now),
+        _ => None,
+    }
+}
+
+/// A reference to a member of a family `base..base + count`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Member {
+    /// The family's first member.
+    pub base: u32,
+    /// The family's size.
+    pub count: u32,
+    /// The member's index, evaluated when used (`None`: `base`).
+    pub index: Option<Expr>,
+}
+
+/// One pool of a hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HoldPool {
+    /// The pool.
+    pub pool: Member,
+    /// Its units.
+    pub units: Expr,
+    /// Its reserve.
+    pub reserve: Option<Expr>,
+}
+
+/// A compiled statement (see [`ir::Stmt`] for what each does).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// `set x = e;`
+    Set(u32, Expr),
+    /// `observe o = e;`
+    Observe(u32, Expr),
+    /// `turn;`
+    Turn,
+    /// `end;`
+    End,
+    /// `hold …`.
+    Hold {
+        /// Its pools in the hold's order.
+        pools: Box<[HoldPool]>,
+        /// The body's block.
+        body: u32,
+        /// The lease: the position of the leased pool in `pools`, and the lease's length.
+        lease: Option<(usize, Expr)>,
+        /// Whether its units and reserves read no state (neither the clock
+        /// nor an observable), so a head that did not fit stays so until
+        /// units come back.
+        reads_no_state: bool,
+    },
+    /// `grow p (d);`
+    Grow(Member, Expr),
+    /// `load p (n);`
+    Load(Member, Expr),
+    /// `release p;`
+    Release(Member),
+    /// A statement this engine does not run (the message says which).
+    Unsupported(&'static str),
+    /// `run s [, s2 …] (w);`
+    Run {
+        /// The first stage.
+        stage: Member,
+        /// The work.
+        work: Expr,
+        /// The further stages of a flow.
+        also: Box<[Member]>,
+    },
+    /// `branch (g) {then} else {else}`.
+    Branch(Expr, u32, u32),
+    /// `loop { body }`.
+    Loop(u32),
+    /// `choose j in n by (k…);`
+    Choose {
+        /// The attribute slot of `j`.
+        var: u32,
+        /// The candidate count.
+        count: Expr,
+        /// The key tuple.
+        key: Box<[Expr]>,
+    },
+}
+
+/// The compiled program, a resource of the run.
+#[derive(Resource, Clone, Debug)]
+pub struct Code {
+    /// The program (names, the run options, the arrival).
+    pub program: Program,
+    /// Every block's statements.
+    pub blocks: Vec<Vec<Stmt>>,
+    /// Every stage's ps capacity (`None` for other kinds).
+    pub capacity: Vec<Option<Expr>>,
+    /// The renewal gap, if the workload is a renewal.
+    pub renewal: Option<Expr>,
+}
+
+impl Code {
+    /// Compiles every expression and statement of `program`.
+    pub fn new(program: &ValidProgram) -> Code {
+        let program = program.program().clone();
+        let blocks = program
+            .blocks
+            .iter()
+            .map(|b| b.iter().map(stmt).collect())
+            .collect();
+        let capacity = program
+            .stages
+            .iter()
+            .map(|s| match &s.kind {
+                ir::StageKind::Ps(e) => Some(expr(e)),
+                _ => None,
+            })
+            .collect();
+        let renewal = match &program.arrival {
+            ir::Arrival::Renewal(e) => Some(expr(e)),
+            _ => None,
+        };
+        Code {
+            program,
+            blocks,
+            capacity,
+            renewal,
+        }
+    }
+}
+
+fn member(r: &CRef) -> Member {
+    Member {
+        base: r.base as u32,
+        count: r.count as u32,
+        index: r.index.as_ref().map(expr),
+    }
+}
+
+fn stmt(s: &ir::Stmt) -> Stmt {
+    match s {
+        ir::Stmt::Set(t, e) => Stmt::Set(*t as u32, expr(e)),
+        ir::Stmt::Observe(t, e) => Stmt::Observe(*t as u32, expr(e)),
+        ir::Stmt::Turn => Stmt::Turn,
+        ir::Stmt::End => Stmt::End,
+        ir::Stmt::Hold {
+            pools, body, lease, ..
+        } => Stmt::Hold {
+            pools: pools
+                .iter()
+                .map(|hp| HoldPool {
+                    pool: member(&hp.0),
+                    units: expr(&hp.1),
+                    reserve: hp.2.as_ref().map(expr),
+                })
+                .collect(),
+            body: *body as u32,
+            lease: lease.as_ref().and_then(|(r, t)| {
+                let i = pools.iter().position(|hp| hp.0 == *r)?;
+                Some((i, expr(t)))
+            }),
+            reads_no_state: pools
+                .iter()
+                .all(|hp| !hp.1.reads_state() && !hp.2.as_ref().is_some_and(ir::Expr::reads_state)),
+        },
+        ir::Stmt::Grow(r, e) => Stmt::Grow(member(r), expr(e)),
+        ir::Stmt::Load(r, e) => Stmt::Load(member(r), expr(e)),
+        ir::Stmt::Release(r) => Stmt::Release(member(r)),
+        ir::Stmt::Drop(_) => Stmt::Unsupported("`drop` is not supported yet"),
+        ir::Stmt::Run {
+            stage,
+            mode,
+            work,
+            growing,
+            also,
+        } => {
+            if *mode != ir::RunMode::Plain || growing.is_some() {
+                return Stmt::Unsupported(
+                    "prefill/decode runs and `growing` need step stages, which serq does not implement yet",
+                );
+            }
+            Stmt::Run {
+                stage: member(stage),
+                work: expr(work),
+                also: also.iter().map(member).collect(),
+            }
+        }
+        ir::Stmt::Branch(g, t, e) => Stmt::Branch(expr(g), *t as u32, *e as u32),
+        ir::Stmt::Loop(b) => Stmt::Loop(*b as u32),
+        ir::Stmt::Choose { var, count, key } => Stmt::Choose {
+            var: *var as u32,
+            count: expr(count),
+            key: key.iter().map(expr).collect(),
+        },
+    }
+}
+
+/// Compiles an expression.
+pub fn expr(e: &ir::Expr) -> Expr {
+    match e {
+        ir::Expr::Num(x) => Expr::Num(*x),
+        ir::Expr::Attr(slot) => Expr::Attr(*slot as u32),
+        ir::Expr::Ctx(ir::Ctx::Now) => Expr::Now,
+        // The two most common shapes skip the stack machine.
+        ir::Expr::Sample(dist, args) if constant(args, 0).zip(constant(args, 1)).is_some() => {
+            let (a, b) = constant(args, 0).zip(constant(args, 1)).unwrap_or_default();
+            Expr::Draw(*dist, a, b)
+        }
+        ir::Expr::Binary(op, a, b)
+            if !matches!(op, BinOp::And | BinOp::Or) && leaf(a).is_some() && leaf(b).is_some() =>
+        {
+            match (leaf(a), leaf(b)) {
+                (Some(a), Some(b)) => Expr::Binary(*op, a, b),
+                _ => Expr::Num(f64::NAN),
+            }
+        }
+        _ => {
+            let mut ops = Vec::new();
+            emit(e, &mut ops);
+            Expr::Ops(ops.into_boxed_slice())
+        }
+    }
+}
+
+/// The constant value of a distribution's parameter `i`, if it is a number.
+fn constant(args: &[ir::Expr], i: usize) -> Option<f64> {
+    match args.get(i) {
+        Some(ir::Expr::Num(x)) => Some(*x),
+        None => Some(f64::NAN),
+        _ => None,
+    }
+}
+
+fn emit(e: &ir::Expr, ops: &mut Vec<Op>) {
+    match e {
+        ir::Expr::Num(x) => ops.push(Op::Num(*x)),
+        ir::Expr::Attr(slot) => ops.push(Op::Attr(*slot as u32)),
+        ir::Expr::Ctx(ir::Ctx::Now) => ops.push(Op::Now),
+        // `present`; the other context variables are refused by
+        // engine/unsupported.rs before a run starts.
+        ir::Expr::Ctx(_) => ops.push(Op::Present),
+        ir::Expr::Sample(dist, args) => {
+            if let (Some(a), Some(b)) = (constant(args, 0), constant(args, 1)) {
+                ops.push(Op::SampleConst(*dist, a, b));
+            } else {
+                for a in args {
+                    emit(a, ops);
+                }
+                ops.push(Op::Sample(*dist));
+            }
+        }
+        ir::Expr::Call(fun, args) => call(*fun, args, ops),
+        ir::Expr::Unary(op, a) => {
+            emit(a, ops);
+            ops.push(Op::Unary(*op));
+        }
+        ir::Expr::Binary(BinOp::And, a, b) | ir::Expr::Binary(BinOp::Or, a, b) => {
+            let is_and = matches!(e, ir::Expr::Binary(BinOp::And, ..));
+            emit(a, ops);
+            let jump = ops.len();
+            ops.push(Op::Jump(0));
+            emit(b, ops);
+            ops.push(Op::Truthy);
+            let end = ops.len() as u32;
+            ops[jump] = if is_and {
+                Op::AndJump(end)
+            } else {
+                Op::OrJump(end)
+            };
+        }
+        ir::Expr::Binary(op, a, b) => {
+            emit(a, ops);
+            emit(b, ops);
+            ops.push(Op::Binary(*op));
+        }
+        ir::Expr::Cond(c, a, b) => {
+            emit(c, ops);
+            let to_else = ops.len();
+            ops.push(Op::JumpIfFalse(0));
+            emit(a, ops);
+            let to_end = ops.len();
+            ops.push(Op::Jump(0));
+            ops[to_else] = Op::JumpIfFalse(ops.len() as u32);
+            emit(b, ops);
+            ops[to_end] = Op::Jump(ops.len() as u32);
+        }
+    }
+}
+
+fn call(fun: Fun, args: &[Arg], ops: &mut Vec<Op>) {
+    let observable = match fun {
+        Fun::Queue => Observable::Queue,
+        Fun::Busy => Observable::Busy,
+        Fun::Work => Observable::Work,
+        Fun::Used => Observable::Used,
+        Fun::Free => Observable::Free,
+        Fun::Holders => Observable::Holders,
+        Fun::Queued => Observable::Queued,
+        // The serving observables are refused by engine/unsupported.rs.
+        Fun::CachedIn
+        | Fun::BudgetLeft
+        | Fun::EstLambda
+        | Fun::EstRho
+        | Fun::EstWait
+        | Fun::Price => {
+            ops.push(Op::Num(f64::NAN));
+            return;
+        }
+        _ => {
+            for a in args {
+                if let Arg::Expr(e) = a {
+                    emit(e, ops);
+                }
+            }
+            ops.push(if args.len() > 1 {
+                Op::Pure2(fun)
+            } else {
+                Op::Pure1(fun)
+            });
+            return;
+        }
+    };
+    let (Some(Arg::Stage(r)) | Some(Arg::Pool(r))) = args.first() else {
+        // The validator gives every observable its one reference.
+        ops.push(Op::Num(f64::NAN));
+        return;
+    };
+    match &r.index {
+        None => ops.push(Op::Observe(observable, r.base as u32)),
+        Some(i) => {
+            emit(i, ops);
+            ops.push(Op::ObserveAt(observable, r.base as u32, r.count as u32));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compiled(source: &str) -> Code {
+        let program = crate::compile_source(source, &crate::Overrides::default()).expect("links");
+        Code::new(&program)
+    }
+
+    #[test]
+    fn a_choose_key_compiles_to_an_attribute_read_and_an_array_read() {
+        let code = compiled(
+            "stage P[4] : fifo; workload { arrive batch(1); }
+             session { choose i in 4 by (queue(P[i]), ~uniform(0, 1)); run P[i] (1); }
+             run { horizon 5; }",
+        );
+        let Stmt::Choose { key, .. } = &code.blocks[2][0] else {
+            panic!("{:?}", code.blocks[2]);
+        };
+        // `i` is the first user attribute (slot 9, after the nine built-ins).
+        assert_eq!(
+            key[0],
+            Expr::Ops([Op::Attr(9), Op::ObserveAt(Observable::Queue, 0, 4)].into())
+        );
+        assert_eq!(key[1], Expr::Draw(Dist::Uniform, 0.0, 1.0));
+    }
+}

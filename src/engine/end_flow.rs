@@ -1,0 +1,40 @@
+//! `end_flow`: the flow system's one event ends the earliest flow; it
+//! completes once at every stage it held and its session is ready.
+//!
+//! Invariant: only the event of the current generation ends a flow (every
+//! issue makes the earlier one stale); the flow's entity is recycled.
+
+use bevy_ecs::prelude::*;
+
+use super::interface::RunError;
+use super::sim::{Sim, lost};
+
+/// The flow-system event of generation `generation`.
+pub fn end_flow(sim: &mut Sim, generation: u64) -> Result<(), RunError> {
+    if generation != sim.flows.generation {
+        return Ok(());
+    }
+    let Some(id) = sim.flows.pending.take() else {
+        return Ok(());
+    };
+    let now = sim.clock.now;
+    let flows = &mut *sim.flows;
+    flows.stages.clear();
+    flows.stages.extend_from_slice(flows.system.stages_of(id));
+    let (owner, start) = flows.system.finish(now, id);
+    if let Some(flow) = flows.entity_of.remove(&id) {
+        flows.free.push(flow);
+    }
+    for &s in &flows.stages {
+        let Ok((service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s as usize])
+        else {
+            return Err(lost("stage", now));
+        };
+        stats.count(s as usize, true, &mut sim.load, now, -1.0);
+        sim.load.set_busy(s as usize, &service);
+        stats.record(now, start, start);
+    }
+    flows.changed = true;
+    sim.ready.0.push_back(Entity::from_bits(owner));
+    Ok(())
+}

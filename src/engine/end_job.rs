@@ -1,0 +1,49 @@
+//! `end_job`: a delay or fifo job's finish event, and a ps stage's one
+//! finish event: the job leaves and its session is ready.
+//!
+//! Invariant: a ps finish whose generation is not the stage's current one
+//! is stale and does nothing (it still counts as an event).
+
+use super::interface::RunError;
+use super::sim::{Sim, lost};
+use super::stage::{finish_job, finish_ps};
+
+/// The finish event of job `slot` at delay or fifo stage `stage`.
+pub fn end_job(sim: &mut Sim, stage: u32, slot: u32) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let s = stage as usize;
+    let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
+        return Err(lost("stage", now));
+    };
+    if let Some(e) = finish_job(
+        s,
+        (&mut service, &mut stats),
+        &mut sim.load,
+        now,
+        slot,
+        &mut sim.events,
+    ) {
+        sim.ready.0.push_back(e);
+    }
+    Ok(())
+}
+
+/// The finish event of generation `generation` of ps stage `stage`.
+pub fn end_ps_job(sim: &mut Sim, stage: u32, generation: u64) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let s = stage as usize;
+    let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
+        return Err(lost("stage", now));
+    };
+    if let Some(e) = finish_ps(
+        s,
+        (&mut service, &mut stats),
+        &mut sim.load,
+        now,
+        generation,
+    ) {
+        sim.dirty.mark(stage);
+        sim.ready.0.push_back(e);
+    }
+    Ok(())
+}

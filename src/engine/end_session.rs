@@ -1,0 +1,93 @@
+//! `end_session`: a session ends (its last statement, `end`, or a
+//! rejection): its holds are returned innermost first, then its leases;
+//! it is counted, its entity becomes vacant, and under `closed` a new
+//! session replaces it.
+//!
+//! Invariant: unlike a hold's end or a `release`, a session's end runs no
+//! admission pass of its own: its waiters are admitted by the settle's next
+//! pass, after the sessions already ready (and a `closed` replacement) ran,
+//! in pool declaration order. Measured on pyserq 0.1.0: a session ready
+//! behind one that `end`s inside a hold, ends holding a lease, or is
+//! rejected still sees the freed pool's waiter queued.
+
+use bevy_ecs::prelude::*;
+
+use super::arrive::create_session;
+use super::code::Code;
+use super::interface::RunError;
+use super::sim::{Sim, lost};
+use crate::ir::Arrival;
+
+/// More statements than this by one session at one instant, or more
+/// `closed` replacements at one instant, is a livelock.
+pub const LIVELOCK: u64 = 1_000_000;
+
+/// Ends session `e`: returns what it holds, then retires it.
+pub fn end_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let Ok((mut cont, _, _)) = sim.store.sessions.get_mut(e) else {
+        return Err(lost("session", now));
+    };
+    cont.0.clear();
+    let holds = match sim.store.dealings.get_mut(e) {
+        Ok(mut dealings) => match dealings.0.as_deref_mut() {
+            // It never held: nothing to return (and no box to build).
+            None => None,
+            Some(d) => Some((std::mem::take(&mut d.holds), std::mem::take(&mut d.leases))),
+        },
+        Err(_) => None,
+    };
+    if let Some((mut holds, mut leases)) = holds {
+        while let Some(hold) = holds.pop() {
+            for h in hold.pools.iter().filter(|h| !h.released) {
+                sim.give_back(e, h.pool, h.units);
+            }
+        }
+        for lease in leases.drain(..) {
+            sim.give_back(e, lease.pool, lease.units);
+        }
+        // Keep the buffers for the entity's next session.
+        if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
+            let d = dealings.get();
+            d.holds = holds;
+            d.leases = leases;
+        }
+    }
+    retire_session(code, sim, e)
+}
+
+/// Session `e` has ended (what it held is returned): count it, free its
+/// entity, and replace it under `closed`.
+fn retire_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let prog = &code.program;
+    let census = &mut *sim.census;
+    if now >= prog.warmup {
+        census.ended += 1;
+    }
+    census.ended_total += 1;
+    census.live -= 1;
+    census.live_avg.set(now, census.live as f64);
+    let serial = match sim.store.sessions.get_mut(e) {
+        Ok((_, _, mut life)) => {
+            life.live = false;
+            life.serial
+        }
+        Err(_) => return Err(lost("session", now)),
+    };
+    sim.vacant.0.push(e);
+    if let Arrival::Closed(_) = prog.arrival {
+        let census = &mut *sim.census;
+        if census.replacements.0 != now {
+            census.replacements = (now, 0);
+        }
+        census.replacements.1 += 1;
+        if census.replacements.1 > LIVELOCK {
+            return Err(sim.error(format!(
+                "livelock: more than {LIVELOCK} closed replacements at time {now} without the clock moving (session {serial} ended at once)"
+            )));
+        }
+        create_session(code, sim)?;
+    }
+    Ok(())
+}

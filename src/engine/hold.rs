@@ -1,0 +1,271 @@
+//! The pool statements of a session: `hold` (joining a queue, or a
+//! rejection), the end of a hold's body, `release`, `grow` and `load`
+//! (spec §6.6–6.8).
+//!
+//! Invariant: every return of units while the session goes on (a hold's
+//! end, `release`) runs one admission pass at once, before the returning
+//! session continues.
+
+use bevy_ecs::prelude::*;
+use smallvec::SmallVec;
+
+use super::admit::{admission_pass, resume_grow, units_of};
+use super::code::{Code, Member, Stmt};
+use super::end_session::end_session;
+use super::eval::member;
+use super::events::EventKind;
+use super::interface::RunError;
+use super::session::{Lease, Wait};
+use super::sim::{Sim, check_amount, lost};
+
+/// What a statement did to the session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Go on with the next statement.
+    Next,
+    /// The session blocked (or ended): stop running it.
+    Stop,
+}
+
+/// The member a reference names now, in session `e`.
+pub fn member_in(
+    sim: &mut Sim,
+    e: Entity,
+    at: (usize, usize),
+    r: &Member,
+    what: &'static str,
+) -> Result<usize, RunError> {
+    if r.index.is_none() {
+        return Ok(r.base as usize);
+    }
+    sim.in_session(e, at, |cx| member(r, cx, what))
+}
+
+/// `hold …`: a request above a capacity is rejected (the session ends);
+/// otherwise it joins its first pool's queue and the session blocks.
+pub fn join_hold(
+    code: &Code,
+    sim: &mut Sim,
+    e: Entity,
+    at: (usize, usize),
+) -> Result<Step, RunError> {
+    let Stmt::Hold { pools, .. } = &code.blocks[at.0][at.1] else {
+        return Ok(Step::Next);
+    };
+    let mut members: SmallVec<[u32; 4]> = SmallVec::new();
+    let mut rejected_at = None;
+    for (k, hp) in pools.iter().enumerate() {
+        let p = member_in(sim, e, at, &hp.pool, "pool")?;
+        let (u, r) = units_of(code, sim, e, at, k)?;
+        if rejected_at.is_none() && u.max(r) > sim.levels.cap[p] {
+            rejected_at = Some(p);
+        }
+        members.push(p as u32);
+    }
+    let now = sim.clock.now;
+    if let Some(p) = rejected_at {
+        if let Ok((_, mut stats)) = sim.store.pools.get_mut(sim.members.pools[p]) {
+            stats.rejected += 1;
+        }
+        end_session(code, sim, e)?;
+        return Ok(Step::Stop);
+    }
+    let Some(&first) = members.first() else {
+        return Ok(Step::Next);
+    };
+    let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+        return Err(lost("session", now));
+    };
+    dealings.get().wait = Wait::Hold {
+        at,
+        pools: members,
+        joined: now,
+    };
+    let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first as usize])
+    else {
+        return Err(lost("pool", now));
+    };
+    waiters.queue.push_back(e);
+    let len = waiters.queue.len();
+    sim.levels.set_queued(&mut stats, first as usize, now, len);
+    sim.waiting.insert(first as usize);
+    Ok(Step::Stop)
+}
+
+/// The body of session `e`'s innermost hold ended: its pools are returned
+/// (the leased one becomes a lease), then one admission pass.
+pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+        return Err(lost("session", now));
+    };
+    let Some(hold) = dealings.get().holds.pop() else {
+        return Ok(());
+    };
+    let Stmt::Hold { lease, .. } = &code.blocks[hold.at.0][hold.at.1] else {
+        return Ok(());
+    };
+    let leased = lease.as_ref().map(|(i, _)| *i);
+    if let Some((i, length)) = lease
+        && !hold.pools[*i].released
+    {
+        let t = sim.eval_in(e, hold.at, length)?;
+        let id = sim.observed.next_lease;
+        sim.observed.next_lease += 1;
+        let h = hold.pools[*i];
+        if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
+            dealings.get().leases.push(Lease {
+                id,
+                pool: h.pool,
+                units: h.units,
+            });
+        }
+        if t <= 0.0 {
+            sim.events.schedule(now, EventKind::LeaseEnd(e, id));
+        } else if t.is_finite() {
+            sim.events.schedule(now + t, EventKind::LeaseEnd(e, id));
+        }
+    }
+    let mut returned = false;
+    for (i, h) in hold.pools.iter().enumerate() {
+        if h.released || Some(i) == leased {
+            continue;
+        }
+        sim.give_back(e, h.pool, h.units);
+        returned = true;
+    }
+    if returned {
+        admission_pass(code, sim)?;
+    }
+    Ok(())
+}
+
+/// The innermost hold entry of session `e` on pool member `p` whose
+/// allocation is still held: (hold index, entry index).
+///
+/// `release`, `grow` and `load` name their pool as the hold does (the
+/// linker checks the text), but like the reference the engine matches
+/// the member the reference evaluates to now, not the text: in
+/// `hold q[i] (3) { set i = 1; release q[i]; }` the release ends a
+/// lease of `q[1]` (pyserq 0.1.0).
+fn find_held(sim: &Sim, e: Entity, p: u32) -> Option<(usize, usize)> {
+    let dealings = sim.store.dealings.get(e).ok()?;
+    for (h, frame) in dealings.holds().iter().enumerate().rev() {
+        for (i, held) in frame.pools.iter().enumerate() {
+            if held.pool == p && !held.released {
+                return Some((h, i));
+            }
+        }
+    }
+    None
+}
+
+/// `release p;`: the innermost hold's allocation on p, else the oldest lease of p.
+pub fn release(
+    code: &Code,
+    sim: &mut Sim,
+    e: Entity,
+    at: (usize, usize),
+    r: &Member,
+) -> Result<(), RunError> {
+    let p = member_in(sim, e, at, r, "pool")? as u32;
+    let now = sim.clock.now;
+    if let Some((h, i)) = find_held(sim, e, p) {
+        let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+            return Err(lost("session", now));
+        };
+        let held = &mut dealings.get().holds[h].pools[i];
+        held.released = true;
+        let units = held.units;
+        sim.give_back(e, p, units);
+        admission_pass(code, sim)?;
+        return Ok(());
+    }
+    let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+        return Err(lost("session", now));
+    };
+    let leases = &mut dealings.get().leases;
+    if let Some(k) = leases.iter().position(|l| l.pool == p) {
+        let lease = leases.remove(k);
+        sim.give_back(e, p, lease.units);
+        admission_pass(code, sim)?;
+    }
+    Ok(())
+}
+
+/// The pool member `r` names now and the innermost hold frame (and its
+/// entry) that holds it, or the run-time error of a `what` (`grow`,
+/// `load`) outside a hold of that pool.
+fn held_for(
+    code: &Code,
+    sim: &mut Sim,
+    e: Entity,
+    at: (usize, usize),
+    r: &Member,
+    what: &str,
+) -> Result<(u32, usize, usize), RunError> {
+    let p = member_in(sim, e, at, r, "pool")? as u32;
+    match find_held(sim, e, p) {
+        Some((h, i)) => Ok((p, h, i)),
+        None => {
+            let name = code.program.pool_name(r.base as usize);
+            Err(sim.session_error(e, at, format!("{what} outside a hold of pool `{name}`")))
+        }
+    }
+}
+
+/// `grow p (d);`: at once if it fits, else the session stalls.
+pub fn grow(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result<Step, RunError> {
+    let Stmt::Grow(r, x) = &code.blocks[at.0][at.1] else {
+        return Ok(Step::Next);
+    };
+    let (p, h, i) = held_for(code, sim, e, at, r, "grow")?;
+    let d = sim.eval_in(e, at, x)?;
+    let d = check_amount("the grow", d).map_err(|m| sim.session_error(e, at, m))?;
+    let now = sim.clock.now;
+    let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+        return Err(lost("session", now));
+    };
+    dealings.get().wait = Wait::Grow {
+        hold: h,
+        entry: i,
+        amount: d,
+    };
+    if resume_grow(sim, e)? {
+        return Ok(Step::Next);
+    }
+    if let Ok((mut waiters, _)) = sim.store.pools.get_mut(sim.members.pools[p as usize]) {
+        waiters.stalled.push_back(e);
+    }
+    sim.waiting.insert(p as usize);
+    Ok(Step::Stop)
+}
+
+/// `load p (n);`: the hold's computed position advances within its allocation.
+pub fn load(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result<(), RunError> {
+    let Stmt::Load(r, x) = &code.blocks[at.0][at.1] else {
+        return Ok(());
+    };
+    let (_, h, i) = held_for(code, sim, e, at, r, "load")?;
+    let n = sim.eval_in(e, at, x)?;
+    let n = check_amount("the load", n).map_err(|m| sim.session_error(e, at, m))?;
+    let now = sim.clock.now;
+    let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+        return Err(lost("session", now));
+    };
+    let held = &mut dealings.get().holds[h].pools[i];
+    let computed = held.loaded.unwrap_or(0.0);
+    if computed + n > held.units {
+        let units = held.units;
+        let name = code.program.pool_name(r.base as usize);
+        return Err(sim.session_error(
+            e,
+            at,
+            format!(
+                "`load {name} ({n})`: the hold has {units} allocated and {computed} computed; a load must fit the allocation (grow first)"
+            ),
+        ));
+    }
+    held.loaded = Some(computed + n);
+    Ok(())
+}

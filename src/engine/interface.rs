@@ -1,0 +1,102 @@
+//! The engine's interface types: what a caller gives a run (its options)
+//! and gets back (a run-time error, the session counts), and the run-time
+//! limits.
+//!
+//! Architecture invariant: a leaf: every engine file may import it, it
+//! imports none of them.
+
+use crate::ir;
+
+/// A run-time error: the run stops and says where and who.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunError {
+    /// What went wrong (key words per spec §7/§10: `index`, `negative`, `livelock`, …).
+    pub message: String,
+    /// The statement at fault as (block, index in block), when there is one.
+    pub at: Option<(usize, usize)>,
+    /// The session's `serial`, when a session was running.
+    pub session: Option<u64>,
+    /// The clock when it happened.
+    pub time: f64,
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "run-time error at time {}", self.time)?;
+        if let Some(s) = self.session {
+            write!(f, ", session {s}")?;
+        }
+        if let Some((b, i)) = self.at {
+            write!(f, ", block {b}, statement {i}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// The progress callback is called once every this many events.
+pub const PROGRESS_EVERY: u64 = 100_000;
+
+/// More live sessions than this at once is a run-time error: a flood such as
+/// `poisson(1e300)` would otherwise fill the memory. It equals the most
+/// sessions `batch(n)` may create at time 0 ([`ir::MAX_SESSIONS_AT_ZERO`]).
+pub const MAX_LIVE_SESSIONS: u64 = ir::MAX_SESSIONS_AT_ZERO;
+
+/// A computed `choose` count above this is a run-time error (a constant one
+/// is refused by the validator): every candidate is evaluated in turn.
+pub const MAX_CHOOSE_COUNT: f64 = ir::MAX_CHOOSE_COUNT as f64;
+
+/// How a run is watched and bounded, beyond what the program says.
+///
+/// ```
+/// use serq::engine::{RunOptions, run_with};
+/// let source = "stage s : delay;
+///               workload { arrive poisson(1); }
+///               session { run s (1); }
+///               run { horizon 100; }";
+/// let program = serq::compile_source(source, &serq::Overrides::default()).unwrap();
+/// let mut options = RunOptions { check_invariants: true, ..RunOptions::default() };
+/// assert!(run_with(&program, &mut options).is_ok());
+/// let mut capped = RunOptions { max_events: Some(10), ..RunOptions::default() };
+/// let error = run_with(&program, &mut capped).unwrap_err();
+/// assert!(error.message.contains("10 events"));
+/// ```
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Called with the clock about once every [`PROGRESS_EVERY`] events
+    /// (never per event); a caller that draws a progress bar reads the wall
+    /// clock here, not in the loop.
+    pub progress: Option<&'a mut dyn FnMut(f64)>,
+    /// Stop with a [`RunError`] (naming the cap and `events`) instead of
+    /// taking more than this many events.
+    pub max_events: Option<u64>,
+    /// After every event, check the engine's invariants (pool allocations
+    /// within capacity, flow rates within every shared stage's capacity,
+    /// live sessions = created − ended); a violation is a [`RunError`]
+    /// whose message contains `invariant`. Costs time in proportion to the
+    /// pools, stages and flows at every event.
+    pub check_invariants: bool,
+}
+
+impl std::fmt::Debug for RunOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("progress", &self.progress.is_some())
+            .field("max_events", &self.max_events)
+            .field("check_invariants", &self.check_invariants)
+            .finish()
+    }
+}
+
+/// How many sessions a run created and ended, over the whole run
+/// (warm-up included, unlike the report's `ended`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionCounts {
+    /// Sessions created (the report's `arrivals`).
+    pub created: u64,
+    /// Sessions that ended, at any time.
+    pub ended: u64,
+    /// Sessions live at the end, counted one by one (not from the two above).
+    pub live: u64,
+}

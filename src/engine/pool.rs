@@ -1,0 +1,188 @@
+//! A pool member's components (its waiters and its figures) and the dense
+//! columns of every member that expressions and admission read (spec
+//! §6.6–6.8).
+//!
+//! Invariants: a waiting hold sits in the queue of its first pool only;
+//! [`PoolLevels::used`] always equals the sum over hold frames and leases
+//! of the member's units, `holders` the sum over sessions of their
+//! holdings, `queued` the length of the member's queue. [`Waiting`] holds
+//! exactly the members with a queued hold or a stalled grower.
+//!
+//! Holders, as the reference counts them: a session's allocations on a pool
+//! (hold frames and leases) count one each from admission on, but returning
+//! any one of them (a hold's end, a `release`, a lease's end) drops the
+//! session's whole count on that pool, so with nested holds on `p` the
+//! outer one no longer counts once the inner one ends. Measured on pyserq
+//! 0.1.0 (`holders` after an inner hold ends, a lease ending during a hold);
+//! spec §5.3's "number of allocations" holds while nothing was returned.
+//!
+//! Architecture invariant: plain data and its arithmetic; nothing here
+//! evaluates an expression. (A pool with blocks and caching will add its
+//! `Cache` as a component of its own.)
+
+use std::collections::VecDeque;
+
+use bevy_ecs::prelude::*;
+
+use super::stats::{RunningMean, TimeAvg};
+
+/// Why a queue head whose units read no state did not fit: while the pool
+/// it did not fit in has had no units back, it still does not.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Blocked {
+    /// The head's session.
+    pub head: Entity,
+    /// The pool member it did not fit in.
+    pub on: u32,
+    /// That member's `returns` then.
+    pub returns: u64,
+}
+
+/// The sessions waiting at a pool member.
+#[derive(Component, Clone, Debug, Default)]
+pub struct Waiters {
+    /// Holds waiting for admission, in join order.
+    pub queue: VecDeque<Entity>,
+    /// Sessions stalled in a `grow`, in stall order.
+    pub stalled: VecDeque<Entity>,
+    /// The head that provably still does not fit, if known.
+    pub blocked: Option<Blocked>,
+}
+
+/// A pool member's figures.
+#[derive(Component, Clone, Debug)]
+pub struct PoolStats {
+    /// Allocated units (its value is `used`).
+    pub used_avg: TimeAvg,
+    /// Holds waiting in the queue.
+    pub queue_avg: TimeAvg,
+    /// Allocations (hold frames and leases).
+    pub holders_avg: TimeAvg,
+    /// Queue waits of admissions at t >= warmup whose first pool this is.
+    pub wait: RunningMean,
+    /// Admissions over the whole run.
+    pub admissions: u64,
+    /// Rejections over the whole run.
+    pub rejected: u64,
+}
+
+impl PoolStats {
+    /// Empty figures over `[warmup, end]`.
+    pub fn new(warmup: f64) -> PoolStats {
+        PoolStats {
+            used_avg: TimeAvg::new(warmup),
+            queue_avg: TimeAvg::new(warmup),
+            holders_avg: TimeAvg::new(warmup),
+            wait: RunningMean::default(),
+            admissions: 0,
+            rejected: 0,
+        }
+    }
+}
+
+/// The dense columns of every pool member, by IR index: what `used`,
+/// `free`, `holders` and `queued` read and what admission compares.
+#[derive(Resource, Clone, Debug)]
+pub struct PoolLevels {
+    /// Capacity.
+    pub cap: Vec<f64>,
+    /// Allocated units.
+    pub used: Vec<f64>,
+    /// Allocations counted as the reference counts them (above).
+    pub holders: Vec<f64>,
+    /// Holds waiting in the queue.
+    pub queued: Vec<f64>,
+    /// How many times units came back: `used` can only fall when this moves.
+    pub returns: Vec<u64>,
+}
+
+impl PoolLevels {
+    /// Every member empty, of these capacities.
+    pub fn new(cap: Vec<f64>) -> PoolLevels {
+        let n = cap.len();
+        PoolLevels {
+            cap,
+            used: vec![0.0; n],
+            holders: vec![0.0; n],
+            queued: vec![0.0; n],
+            returns: vec![0; n],
+        }
+    }
+
+    /// Member `p` allocates `units` to one more holder at `now`.
+    pub fn take(&mut self, stats: &mut PoolStats, p: usize, now: f64, units: f64) {
+        self.used[p] += units;
+        stats.used_avg.set(now, self.used[p]);
+        self.holders[p] += 1.0;
+        stats.holders_avg.set(now, self.holders[p]);
+    }
+
+    /// A stalled grow of `units` is applied at `now`.
+    pub fn grow(&mut self, stats: &mut PoolStats, p: usize, now: f64, units: f64) {
+        self.used[p] += units;
+        stats.used_avg.set(now, self.used[p]);
+    }
+
+    /// Units come back; `counted` is the returning session's whole holding.
+    pub fn give_back(
+        &mut self,
+        stats: &mut PoolStats,
+        p: usize,
+        now: f64,
+        units: f64,
+        counted: u32,
+    ) {
+        self.used[p] -= units;
+        stats.used_avg.set(now, self.used[p]);
+        self.returns[p] += 1;
+        if counted > 0 {
+            self.holders[p] -= f64::from(counted);
+            stats.holders_avg.set(now, self.holders[p]);
+        }
+    }
+
+    /// Member `p`'s queue is now `len` long.
+    pub fn set_queued(&mut self, stats: &mut PoolStats, p: usize, now: f64, len: usize) {
+        self.queued[p] = len as f64;
+        stats.queue_avg.set(now, len as f64);
+    }
+}
+
+/// The pools that have waiters (a queued hold or a stalled grower), as a
+/// bitset, so an admission pass visits only those, in declaration order.
+#[derive(Resource, Clone, Debug, Default)]
+pub struct Waiting {
+    words: Vec<u64>,
+}
+
+impl Waiting {
+    /// An empty set over `n` pools.
+    pub fn new(n: usize) -> Waiting {
+        Waiting {
+            words: vec![0; n.div_ceil(64)],
+        }
+    }
+
+    /// Member `p` has a waiter.
+    pub fn insert(&mut self, p: usize) {
+        self.words[p / 64] |= 1 << (p % 64);
+    }
+
+    /// Member `p` has none.
+    pub fn remove(&mut self, p: usize) {
+        self.words[p / 64] &= !(1 << (p % 64));
+    }
+
+    /// The smallest member at or after `p`.
+    pub fn next_from(&self, p: usize) -> Option<usize> {
+        let mut w = p / 64;
+        let mut bits = *self.words.get(w)? & (u64::MAX << (p % 64));
+        loop {
+            if bits != 0 {
+                return Some(w * 64 + bits.trailing_zeros() as usize);
+            }
+            w += 1;
+            bits = *self.words.get(w)?;
+        }
+    }
+}

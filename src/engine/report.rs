@@ -1,0 +1,143 @@
+//! `fill_report`: the batch system that fills the report at the end of a
+//! run from the stages', pools' and sessions' figures.
+//!
+//! Architecture invariant: runs once, after the last event; reads only.
+
+use bevy_ecs::prelude::*;
+
+use super::code::Code;
+use super::events::EventQueue;
+use super::pool::PoolStats;
+use super::resources::{Census, Members, Observed};
+use super::stage::StageStats;
+use crate::report::{Observation, PoolRow, Report, StageRow};
+
+/// When the run ended (the horizon, or the `arrivals` drain).
+#[derive(Resource, Clone, Copy, Debug)]
+pub struct End(pub f64);
+
+/// The report, once filled.
+#[derive(Resource, Default)]
+pub struct Output(pub Option<Report>);
+
+/// Each entry's index in its family (a run of equal names, as the IR
+/// flattens `x[N]`), or `None` in a family of one.
+fn families<'n>(names: impl Iterator<Item = &'n str>) -> Vec<Option<usize>> {
+    let names: Vec<&str> = names.collect();
+    let mut out = vec![None; names.len()];
+    let mut start = 0;
+    while start < names.len() {
+        let end = start
+            + names[start..]
+                .iter()
+                .take_while(|&&n| n == names[start])
+                .count();
+        if end - start > 1 {
+            for (k, slot) in out[start..end].iter_mut().enumerate() {
+                *slot = Some(k);
+            }
+        }
+        start = end;
+    }
+    out
+}
+
+/// Fills [`Output`] from the run's figures.
+#[allow(clippy::too_many_arguments)]
+pub fn fill_report(
+    code: Res<Code>,
+    end: Res<End>,
+    events: Res<EventQueue>,
+    census: Res<Census>,
+    observed: Res<Observed>,
+    members: Res<Members>,
+    stages: Query<&StageStats>,
+    pools: Query<&PoolStats>,
+    mut out: ResMut<Output>,
+) {
+    let prog = &code.program;
+    let end = end.0;
+    let span = end - prog.warmup;
+    let stage_members = families(prog.stages.iter().map(|s| s.name.as_str()));
+    let pool_members = families(prog.pools.iter().map(|p| p.name.as_str()));
+    let stages = members
+        .stages
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &e)| {
+            let s = stages.get(e).ok()?;
+            Some(StageRow {
+                name: prog.stages[i].name.clone(),
+                member: stage_members[i],
+                mean_number: s.number.mean(end),
+                utilization: Some(s.util.mean(end)).filter(|u| !u.is_nan()),
+                completed: s.completed,
+                throughput: s.completed as f64 / span,
+                mean_wait: s.wait.mean(),
+                mean_service: s.service_time.mean(),
+                iterations: 0,
+            })
+        })
+        .collect();
+    let pools = members
+        .pools
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &e)| {
+            let p = pools.get(e).ok()?;
+            Some(PoolRow {
+                name: prog.pools[i].name.clone(),
+                member: pool_members[i],
+                mean_used: p.used_avg.mean(end),
+                mean_cached: 0.0,
+                mean_queue: p.queue_avg.mean(end),
+                mean_holders: p.holders_avg.mean(end),
+                mean_wait: p.wait.mean(),
+                admissions: p.admissions,
+                evicted_entries: 0,
+                evicted_units: 0.0,
+                preemptions: 0,
+                spills: 0,
+                rejected: p.rejected,
+                stuck: 0,
+            })
+        })
+        .collect();
+    out.0 = Some(Report {
+        source_name: String::new(),
+        horizon: prog.horizon,
+        end,
+        warmup: prog.warmup,
+        seed: prog.seed,
+        events: events.taken,
+        arrivals: census.next_serial,
+        ended: census.ended,
+        turns: observed.turns,
+        mean_live: census.live_avg.mean(end),
+        observes: prog
+            .observes
+            .iter()
+            .zip(&observed.samples)
+            .map(|(name, samples)| Observation {
+                name: name.clone(),
+                samples: samples.clone(),
+            })
+            .collect(),
+        stages,
+        pools,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::families;
+
+    #[test]
+    fn families_are_runs_of_equal_names() {
+        let got = families(["a", "x", "x", "x", "b", "y", "y"].into_iter());
+        assert_eq!(
+            got,
+            [None, Some(0), Some(1), Some(2), None, Some(0), Some(1)]
+        );
+    }
+}

@@ -1,0 +1,105 @@
+//! The resources of one concern each that are not a stage's, a pool's, a
+//! session's or a flow's: the clock, the ready queue, the census of
+//! sessions, what sessions observed, the ps stages to issue anew, the
+//! entity of every stage and pool member, and `choose`'s scratch.
+//!
+//! Architecture invariant: plain data; nothing here evaluates or schedules.
+
+use std::collections::VecDeque;
+
+use bevy_ecs::prelude::*;
+
+use super::stats::TimeAvg;
+
+/// The clock.
+#[derive(Resource, Clone, Copy, Debug, Default)]
+pub struct Clock {
+    /// Simulated time now.
+    pub now: f64,
+}
+
+/// Sessions ready to run, in the order they became ready.
+#[derive(Resource, Clone, Debug, Default)]
+pub struct Ready(pub VecDeque<Entity>);
+
+/// How many sessions were created, are live and ended.
+#[derive(Resource, Clone, Debug)]
+pub struct Census {
+    /// The next session's serial (= sessions created, the report's `arrivals`).
+    pub next_serial: u64,
+    /// Open arrivals so far (the `arrivals` drain counts them).
+    pub open_arrivals: u64,
+    /// Sessions live now.
+    pub live: u64,
+    /// Their time average.
+    pub live_avg: TimeAvg,
+    /// Sessions that ended at t >= warmup.
+    pub ended: u64,
+    /// Sessions that ended, at any time.
+    pub ended_total: u64,
+    /// `closed` replacements at one instant: (instant, count).
+    pub replacements: (f64, u64),
+}
+
+impl Census {
+    /// No sessions yet.
+    pub fn new(warmup: f64) -> Census {
+        Census {
+            next_serial: 0,
+            open_arrivals: 0,
+            live: 0,
+            live_avg: TimeAvg::new(warmup),
+            ended: 0,
+            ended_total: 0,
+            replacements: (0.0, 0),
+        }
+    }
+}
+
+/// What sessions observed and counted at or after warm-up.
+#[derive(Resource, Clone, Debug)]
+pub struct Observed {
+    /// Samples by observation index.
+    pub samples: Vec<Vec<f64>>,
+    /// `turn` statements.
+    pub turns: u64,
+    /// The next lease's id (unique over the run).
+    pub next_lease: u64,
+}
+
+/// ps stages whose job set changed since the last issue, each once.
+#[derive(Resource, Clone, Debug)]
+pub struct DirtyPs {
+    /// The stages, in the order they changed.
+    pub list: Vec<u32>,
+    /// Whether each stage is in `list`.
+    pub marked: Vec<bool>,
+}
+
+impl DirtyPs {
+    /// Notes that ps stage `stage`'s job set changed.
+    pub fn mark(&mut self, stage: u32) {
+        if !self.marked[stage as usize] {
+            self.marked[stage as usize] = true;
+            self.list.push(stage);
+        }
+    }
+}
+
+/// The entity of every stage and pool member, by IR index.
+#[derive(Resource, Clone, Debug, Default)]
+pub struct Members {
+    /// Stage members.
+    pub stages: Vec<Entity>,
+    /// Pool members.
+    pub pools: Vec<Entity>,
+}
+
+/// Scratch for `choose`: the candidate's keys and the best so far.
+#[derive(Resource, Clone, Debug, Default)]
+pub struct ChooseScratch {
+    /// The candidate's key tuple.
+    pub keys: Vec<f64>,
+    /// The best key tuple so far.
+    pub best: Vec<f64>,
+}

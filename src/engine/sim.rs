@@ -1,0 +1,210 @@
+//! The per-event path's view of the world: every resource and query the
+//! systems touch, fetched once per stretch of events (see engine/run.rs),
+//! and the few helpers every system shares (errors, evaluation in a
+//! session).
+//!
+//! Architecture invariant: the queries of [`Store`] touch disjoint
+//! components, so a system may hold one session's continuation while it
+//! reads stages, pools or another session's dealings. Nothing here runs a
+//! statement or handles an event.
+
+use bevy_ecs::prelude::*;
+use bevy_ecs::system::SystemParam;
+
+use super::code::Expr;
+use super::eval::{Cx, Fault, eval};
+use super::events::EventQueue;
+use super::flow::Flows;
+use super::flows::FlowSystem;
+use super::interface::RunError;
+use super::pool::{PoolLevels, PoolStats, Waiters, Waiting};
+use super::resources::{Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready};
+use super::rng::Streams;
+use super::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
+use super::stage::{Service, StageLoad, StageStats};
+
+/// The entities' components, by kind.
+#[derive(SystemParam)]
+pub struct Store<'w, 's> {
+    /// Sessions: what the interpreter reads and writes at every statement.
+    pub sessions: Query<
+        'w,
+        's,
+        (
+            &'static mut Continuation,
+            &'static mut Draws,
+            &'static mut Life,
+        ),
+    >,
+    /// Sessions: their dealings with pools.
+    pub dealings: Query<'w, 's, &'static mut Dealings>,
+    /// Stage members.
+    pub stages: Query<'w, 's, (&'static mut Service, &'static mut StageStats)>,
+    /// Pool members.
+    pub pools: Query<'w, 's, (&'static mut Waiters, &'static mut PoolStats)>,
+    /// Deferred changes (a new flow's entity and its `FlowOf`).
+    pub commands: Commands<'w, 's>,
+    /// Scratch for `choose`.
+    pub scratch: ResMut<'w, ChooseScratch>,
+}
+
+/// Everything the per-event path changes.
+#[derive(SystemParam)]
+pub struct Sim<'w, 's> {
+    /// The clock.
+    pub clock: ResMut<'w, Clock>,
+    /// The event heap.
+    pub events: ResMut<'w, EventQueue>,
+    /// The random streams that are not a session's own.
+    pub streams: ResMut<'w, Streams>,
+    /// The ready queue.
+    pub ready: ResMut<'w, Ready>,
+    /// Sessions created, live and ended.
+    pub census: ResMut<'w, Census>,
+    /// Samples and turns.
+    pub observed: ResMut<'w, Observed>,
+    /// Session attributes.
+    pub attrs: ResMut<'w, AttrRows>,
+    /// Session entities to reuse.
+    pub vacant: ResMut<'w, Vacant>,
+    /// Stage and pool members' entities.
+    pub members: Res<'w, Members>,
+    /// Stage columns.
+    pub load: ResMut<'w, StageLoad>,
+    /// Pool columns.
+    pub levels: ResMut<'w, PoolLevels>,
+    /// Pools with waiters.
+    pub waiting: ResMut<'w, Waiting>,
+    /// ps stages to issue anew.
+    pub dirty: ResMut<'w, DirtyPs>,
+    /// The flow system.
+    pub flows: ResMut<'w, Flows>,
+    /// The entities' components.
+    pub store: Store<'w, 's>,
+}
+
+/// `work(s)` of stage member `s` at `now`.
+pub fn stage_work(
+    stages: &Query<'_, '_, (&'static mut Service, &'static mut StageStats)>,
+    members: &Members,
+    flows: &FlowSystem,
+    s: usize,
+    now: f64,
+) -> f64 {
+    match stages.get(members.stages[s]) {
+        Ok((service, _)) => service.work(s, now, flows),
+        Err(_) => f64::NAN,
+    }
+}
+
+/// The error of an entity the engine made and lost: impossible while the
+/// invariants of engine/session.rs hold.
+pub fn lost(what: &str, time: f64) -> RunError {
+    RunError {
+        message: format!("internal: the engine lost the entity of a {what}"),
+        at: None,
+        session: None,
+        time,
+    }
+}
+
+impl Sim<'_, '_> {
+    /// A run-time error at the current time, outside any session.
+    pub fn error(&self, message: String) -> RunError {
+        RunError {
+            message,
+            at: None,
+            session: None,
+            time: self.clock.now,
+        }
+    }
+
+    /// A run-time error in session `e` at statement `at`.
+    pub fn session_error(&self, e: Entity, at: (usize, usize), message: String) -> RunError {
+        RunError {
+            message,
+            at: Some(at),
+            session: self.store.sessions.get(e).ok().map(|(_, _, l)| l.serial),
+            time: self.clock.now,
+        }
+    }
+
+    /// Runs `f` with what session `e` may read (its attributes, its own
+    /// stream); a fault becomes an error at statement `at`.
+    pub fn in_session<T>(
+        &mut self,
+        e: Entity,
+        at: (usize, usize),
+        f: impl FnOnce(&mut Cx<'_>) -> Result<T, Fault>,
+    ) -> Result<T, RunError> {
+        let now = self.clock.now;
+        let Sim {
+            streams,
+            attrs,
+            load,
+            levels,
+            flows,
+            members,
+            store,
+            ..
+        } = self;
+        let Ok((_, mut draws, life)) = store.sessions.get_mut(e) else {
+            return Err(lost("session", now));
+        };
+        let stages = &store.stages;
+        let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
+        let mut cx = Cx {
+            now,
+            present: f64::NAN,
+            attrs: attrs.of(life.row),
+            rng: &mut draws.0,
+            first: &mut streams.first,
+            load,
+            levels,
+            work: &work,
+        };
+        f(&mut cx).map_err(|fault| RunError {
+            message: fault.to_string(),
+            at: Some(at),
+            session: Some(life.serial),
+            time: now,
+        })
+    }
+
+    /// Evaluates `x` in session `e`.
+    pub fn eval_in(&mut self, e: Entity, at: (usize, usize), x: &Expr) -> Result<f64, RunError> {
+        self.in_session(e, at, |cx| eval(x, cx))
+    }
+}
+
+/// An amount (run work, hold units, reserve, grow, load) is >= 0 and not NaN.
+pub fn check_amount(what: &str, x: f64) -> Result<f64, String> {
+    if x.is_nan() {
+        Err(format!("{what} is NaN; an amount must be a number >= 0"))
+    } else if x < 0.0 {
+        Err(format!("{what} is negative ({x}); an amount must be >= 0"))
+    } else {
+        Ok(x)
+    }
+}
+
+impl Sim<'_, '_> {
+    /// Session `e` returns `units` to pool `p` (its holding there ends).
+    pub fn give_back(&mut self, e: Entity, p: u32, units: f64) {
+        let now = self.clock.now;
+        let counted = match self.store.dealings.get_mut(e) {
+            Ok(mut dealings) => {
+                let holdings = &mut dealings.get().holdings;
+                match holdings.iter().position(|h| h.0 == p) {
+                    Some(i) => holdings.swap_remove(i).1,
+                    None => 0,
+                }
+            }
+            Err(_) => 0,
+        };
+        if let Ok((_, mut stats)) = self.store.pools.get_mut(self.members.pools[p as usize]) {
+            self.levels
+                .give_back(&mut stats, p as usize, now, units, counted);
+        }
+    }
+}

@@ -1,0 +1,441 @@
+//! A stage member's components, its service (delay, fifo(c), ps with
+//! virtual time, or shared: its jobs are flows) and its figures, and the
+//! dense columns that `choose` keys read (spec §6.3–6.4, §6.11).
+//!
+//! Invariants: a delay or fifo job in service has its own finish event,
+//! scheduled when its service starts; a ps stage has at most one live
+//! finish event (generation `generation`), for the job of the smallest
+//! finish tag, and jobs leave a ps stage only in tag order (ties: join
+//! order), so its jobs live in a heap. [`StageLoad`]'s columns always equal
+//! the jobs present and in service of every member: every change of either
+//! goes through [`StageStats::count`] or [`StageLoad::set_busy`].
+//!
+//! Architecture invariant: plain data and its arithmetic; nothing here
+//! evaluates an expression or knows a session beyond its entity.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+use bevy_ecs::prelude::*;
+
+use super::events::{EventKind, EventQueue};
+use super::flows::FlowSystem;
+use super::stats::{RunningMean, TimeAvg};
+use crate::ir::{Expr, StageKind};
+
+/// A job at a delay or fifo stage.
+#[derive(Clone, Copy, Debug)]
+pub struct Job {
+    /// The session.
+    pub session: Entity,
+    /// The work.
+    pub work: f64,
+    /// When it reached the stage.
+    pub arrived: f64,
+    /// When its service started (it ends at `started + work`).
+    pub started: f64,
+}
+
+/// A job at a ps stage, ordered by (tag, join order), smallest first.
+#[derive(Clone, Copy, Debug)]
+struct PsJob {
+    tag: f64,
+    order: u64,
+    session: Entity,
+    arrived: f64,
+}
+
+impl PartialEq for PsJob {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for PsJob {}
+impl PartialOrd for PsJob {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for PsJob {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .tag
+            .total_cmp(&self.tag)
+            .then(other.order.cmp(&self.order))
+    }
+}
+
+/// Jobs in service with their own finish events, in reusable slots.
+#[derive(Clone, Debug, Default)]
+pub struct Slots {
+    jobs: Vec<Option<Job>>,
+    free: Vec<u32>,
+}
+
+impl Slots {
+    fn insert(&mut self, job: Job) -> u32 {
+        match self.free.pop() {
+            Some(slot) => {
+                self.jobs[slot as usize] = Some(job);
+                slot
+            }
+            None => {
+                self.jobs.push(Some(job));
+                (self.jobs.len() - 1) as u32
+            }
+        }
+    }
+    fn take(&mut self, slot: u32) -> Option<Job> {
+        let job = self.jobs.get_mut(slot as usize)?.take();
+        if job.is_some() {
+            self.free.push(slot);
+        }
+        job
+    }
+    fn remaining(&self, now: f64) -> f64 {
+        // work − elapsed, as the reference sums it (not end − now: they
+        // differ in the last bits).
+        self.jobs
+            .iter()
+            .flatten()
+            .map(|j| j.work - (now - j.started))
+            .sum()
+    }
+    fn len(&self) -> usize {
+        self.jobs.len() - self.free.len()
+    }
+}
+
+/// Processor sharing by virtual time (spec §6.3).
+#[derive(Clone, Debug)]
+pub struct Ps {
+    v: f64,
+    tlast: f64,
+    phi: f64,
+    jobs: BinaryHeap<PsJob>,
+    order: u64,
+    /// The generation of the live finish event.
+    pub generation: u64,
+}
+
+impl Ps {
+    /// Moves virtual time to `now` at the rate φ/n fixed at the last issue.
+    fn advance(&mut self, now: f64) {
+        let n = self.jobs.len();
+        if n > 0 && now > self.tlast {
+            self.v += (now - self.tlast) * self.phi / n as f64;
+        }
+        self.tlast = now;
+    }
+
+    fn remaining(&self, now: f64) -> f64 {
+        let n = self.jobs.len();
+        let v = if n > 0 && now > self.tlast {
+            self.v + (now - self.tlast) * self.phi / n as f64
+        } else {
+            self.v
+        };
+        self.jobs.iter().map(|j| j.tag - v).sum()
+    }
+}
+
+/// How a stage member serves. (A step stage will add its `Residents` and
+/// `Iteration` as components of their own beside this one.)
+#[derive(Component, Clone, Debug)]
+pub enum Service {
+    /// Infinite servers.
+    Delay(Slots),
+    /// `servers` servers in arrival order.
+    Fifo {
+        /// The number of servers.
+        servers: u32,
+        /// Jobs in service.
+        busy: Slots,
+        /// Jobs waiting, in arrival order.
+        waiting: VecDeque<Job>,
+    },
+    /// Processor sharing.
+    Ps(Box<Ps>),
+    /// Every job is a flow of the flow system; φ is the capacity.
+    Shared(f64),
+}
+
+impl Service {
+    /// A stage as the IR declares it; `shared` stages serve flows.
+    pub fn new(kind: &StageKind, shared: bool) -> Service {
+        match kind {
+            _ if shared => Service::Shared(match kind {
+                StageKind::Ps(Expr::Num(phi)) => *phi,
+                _ => f64::NAN,
+            }),
+            // unsupported.rs refuses step stages until the serving engine lands.
+            StageKind::Delay | StageKind::Step(_) => Service::Delay(Slots::default()),
+            StageKind::Fifo(c) => Service::Fifo {
+                servers: *c,
+                busy: Slots::default(),
+                waiting: VecDeque::new(),
+            },
+            StageKind::Ps(_) => Service::Ps(Box::new(Ps {
+                v: 0.0,
+                tlast: 0.0,
+                phi: 0.0,
+                jobs: BinaryHeap::new(),
+                order: 0,
+                generation: 0,
+            })),
+        }
+    }
+
+    /// Whether its jobs are flows.
+    pub fn is_shared(&self) -> bool {
+        matches!(self, Service::Shared(_))
+    }
+
+    /// φ of a shared stage.
+    pub fn shared_capacity(&self) -> Option<f64> {
+        match self {
+            Service::Shared(phi) => Some(*phi),
+            _ => None,
+        }
+    }
+
+    /// Jobs present at a ps stage (for `present`).
+    pub fn ps_present(&self) -> usize {
+        match self {
+            Service::Ps(ps) => ps.jobs.len(),
+            _ => 0,
+        }
+    }
+
+    /// `work(s)`: the remaining work of every job present.
+    pub fn work(&self, index: usize, now: f64, flows: &FlowSystem) -> f64 {
+        match self {
+            Service::Delay(slots) => slots.remaining(now),
+            Service::Fifo { busy, waiting, .. } => {
+                busy.remaining(now) + waiting.iter().map(|j| j.work).sum::<f64>()
+            }
+            Service::Ps(ps) => ps.remaining(now),
+            Service::Shared(_) => flows.work(index as u32, now),
+        }
+    }
+}
+
+/// The dense columns of every stage member that expressions read:
+/// `queue(s)` and `busy(s)` by IR index, so a `choose` key over a family
+/// reads an array, not an entity.
+#[derive(Resource, Clone, Debug)]
+pub struct StageLoad {
+    /// Jobs present (waiting or in service; flows on a shared stage).
+    pub present: Vec<f64>,
+    /// Jobs in service (a fifo's busy servers; every job elsewhere).
+    pub busy: Vec<f64>,
+}
+
+impl StageLoad {
+    /// Every member empty.
+    pub fn new(stages: usize) -> StageLoad {
+        StageLoad {
+            present: vec![0.0; stages],
+            busy: vec![0.0; stages],
+        }
+    }
+
+    /// Sets member `index`'s busy column from its service.
+    pub fn set_busy(&mut self, index: usize, service: &Service) {
+        self.busy[index] = match service {
+            Service::Fifo { busy, .. } => busy.len() as f64,
+            _ => self.present[index],
+        };
+    }
+}
+
+/// A stage member's figures.
+#[derive(Component, Clone, Debug)]
+pub struct StageStats {
+    /// Jobs present (waiting or in service, flows on a shared stage).
+    pub number: TimeAvg,
+    /// 1 while not empty; on a shared stage Σ rates / φ.
+    pub util: TimeAvg,
+    /// Jobs finishing at t >= warmup.
+    pub completed: u64,
+    /// Service start − arrival over those jobs.
+    pub wait: RunningMean,
+    /// Finish − service start over those jobs.
+    pub service_time: RunningMean,
+    warmup: f64,
+}
+
+impl StageStats {
+    /// Empty figures over `[warmup, end]`.
+    pub fn new(warmup: f64) -> StageStats {
+        StageStats {
+            number: TimeAvg::new(warmup),
+            util: TimeAvg::new(warmup),
+            completed: 0,
+            wait: RunningMean::default(),
+            service_time: RunningMean::default(),
+            warmup,
+        }
+    }
+
+    /// The jobs present at stage `index` move by `delta` at `now`.
+    pub fn count(
+        &mut self,
+        index: usize,
+        shared: bool,
+        load: &mut StageLoad,
+        now: f64,
+        delta: f64,
+    ) {
+        let n = self.number.value() + delta;
+        self.number.set(now, n);
+        load.present[index] = n;
+        if !shared {
+            self.util.set(now, if n > 0.0 { 1.0 } else { 0.0 });
+        }
+    }
+
+    /// Counts a completion at `now` (if at or after warm-up).
+    pub fn record(&mut self, now: f64, arrived: f64, started: f64) {
+        if now >= self.warmup {
+            self.completed += 1;
+            self.wait.push(started - arrived);
+            self.service_time.push(now - started);
+        }
+    }
+}
+
+/// A job of `work` > 0 from `session` reaches the (unshared) stage `index`.
+pub fn join(
+    index: usize,
+    (service, stats): (&mut Service, &mut StageStats),
+    load: &mut StageLoad,
+    now: f64,
+    session: Entity,
+    work: f64,
+    events: &mut EventQueue,
+) {
+    stats.count(index, false, load, now, 1.0);
+    let job = Job {
+        session,
+        work,
+        arrived: now,
+        started: now,
+    };
+    match service {
+        Service::Delay(slots) => {
+            let slot = slots.insert(job);
+            events.schedule(now + work, EventKind::JobEnd(index as u32, slot));
+        }
+        Service::Fifo {
+            servers,
+            busy,
+            waiting,
+        } => {
+            if busy.len() < *servers as usize {
+                let slot = busy.insert(job);
+                events.schedule(now + work, EventKind::JobEnd(index as u32, slot));
+            } else {
+                waiting.push_back(job);
+            }
+        }
+        Service::Ps(ps) => {
+            ps.advance(now);
+            let order = ps.order;
+            ps.order += 1;
+            ps.jobs.push(PsJob {
+                tag: ps.v + work,
+                order,
+                session,
+                arrived: now,
+            });
+        }
+        // The run statement sends every job on a shared stage to the flow system.
+        Service::Shared(_) => {}
+    }
+    load.set_busy(index, service);
+}
+
+/// The finish event of a delay or fifo job: the job leaves (a fifo starts
+/// its next waiting job at once); returns the job's session.
+pub fn finish_job(
+    index: usize,
+    (service, stats): (&mut Service, &mut StageStats),
+    load: &mut StageLoad,
+    now: f64,
+    slot: u32,
+    events: &mut EventQueue,
+) -> Option<Entity> {
+    let job = match service {
+        Service::Delay(slots) => slots.take(slot)?,
+        Service::Fifo { busy, waiting, .. } => {
+            let job = busy.take(slot)?;
+            if let Some(mut next) = waiting.pop_front() {
+                next.started = now;
+                let slot = busy.insert(next);
+                events.schedule(now + next.work, EventKind::JobEnd(index as u32, slot));
+            }
+            job
+        }
+        _ => return None,
+    };
+    stats.count(index, false, load, now, -1.0);
+    load.set_busy(index, service);
+    stats.record(now, job.arrived, job.started);
+    Some(job.session)
+}
+
+/// The live ps finish event fired: the job of the smallest tag leaves.
+/// Returns its session, or `None` when the event was stale.
+pub fn finish_ps(
+    index: usize,
+    (service, stats): (&mut Service, &mut StageStats),
+    load: &mut StageLoad,
+    now: f64,
+    generation: u64,
+) -> Option<Entity> {
+    let Service::Ps(ps) = service else {
+        return None;
+    };
+    if generation != ps.generation {
+        return None;
+    }
+    // Virtual time moves with the clock, but at least to the leaving
+    // job's tag: rounding never leaves it a sliver of work (this
+    // reproduces the reference's event times to the last bit).
+    ps.advance(now);
+    let job = ps.jobs.pop()?;
+    if job.tag > ps.v {
+        ps.v = job.tag;
+    }
+    stats.count(index, false, load, now, -1.0);
+    load.set_busy(index, service);
+    stats.record(now, job.arrived, job.arrived);
+    Some(job.session)
+}
+
+/// Issues the ps stage's one finish event anew with capacity `phi`
+/// (evaluated by the caller with `present` = jobs present).
+pub fn issue_ps_finish(
+    service: &mut Service,
+    index: usize,
+    now: f64,
+    phi: f64,
+    events: &mut EventQueue,
+) {
+    let Service::Ps(ps) = service else {
+        return;
+    };
+    ps.advance(now);
+    ps.phi = phi;
+    ps.generation += 1;
+    if let Some(head) = ps.jobs.peek()
+        && phi > 0.0
+    {
+        let n = ps.jobs.len() as f64;
+        events.schedule(
+            now + (head.tag - ps.v) * n / phi,
+            EventKind::PsEnd(index as u32, ps.generation),
+        );
+    }
+}

@@ -1,0 +1,302 @@
+//! `step_session`: the interpreter. A ready session runs until it blocks
+//! (a job of positive work, a pool queue, a stalled grow) or ends;
+//! commands take no time (spec §4).
+//!
+//! The statements that touch only the session and what expressions read
+//! (`set`, `observe`, `branch`, `loop`, `choose`) run in one loop that
+//! fetches the session's components once; the others (`run`, `hold`,
+//! `grow`, `load`, `release`, `turn`, `end`, a hold body's end) are the
+//! systems of their own files, called with the whole [`Sim`].
+//!
+//! Invariant: the livelock counter counts every statement run and every
+//! loop restart at one instant, as the reference does.
+
+use bevy_ecs::prelude::*;
+
+use super::arrive::run_workload_block;
+use super::code::{Code, Expr, Stmt};
+use super::end_session::{LIVELOCK, end_session};
+use super::eval::{Cx, Fault, eval};
+use super::hold::{Step, end_hold, grow, join_hold, load, release};
+use super::interface::{MAX_CHOOSE_COUNT, RunError};
+use super::resources::ChooseScratch;
+use super::run_job::run_job;
+use super::session::{Frame, FrameKind};
+use super::sim::{Sim, lost, stage_work};
+use crate::ir;
+
+/// Where the session's loop stopped.
+enum Stop {
+    /// At a statement that needs the whole world: (block, index).
+    Wide(usize, usize),
+    /// At the end of a hold's body (its frame already popped).
+    HoldEnded,
+    /// At the end of the session.
+    End,
+}
+
+/// Runs session `e` until it blocks or ends.
+pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
+    loop {
+        let at = match narrow(code, sim, e)? {
+            Stop::End => return end_session(code, sim, e),
+            Stop::HoldEnded => {
+                end_hold(code, sim, e)?;
+                continue;
+            }
+            Stop::Wide(b, i) => (b, i),
+        };
+        let step = match &code.blocks[at.0][at.1] {
+            Stmt::Run { .. } => run_job(code, sim, e, at)?,
+            Stmt::Hold { .. } => join_hold(code, sim, e, at)?,
+            Stmt::Grow(..) => grow(code, sim, e, at)?,
+            Stmt::Load(..) => {
+                load(code, sim, e, at)?;
+                Step::Next
+            }
+            Stmt::Release(r) => {
+                release(code, sim, e, at, r)?;
+                Step::Next
+            }
+            Stmt::Turn => {
+                turn(code, sim, e)?;
+                Step::Next
+            }
+            Stmt::End => {
+                end_session(code, sim, e)?;
+                Step::Stop
+            }
+            Stmt::Unsupported(message) => {
+                return Err(sim.session_error(e, at, (*message).into()));
+            }
+            // `narrow` runs every other statement itself.
+            _ => Step::Next,
+        };
+        if step == Step::Stop {
+            return Ok(());
+        }
+    }
+}
+
+/// `turn;`: the turn counter moves and the `turn` block runs.
+fn turn(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let Ok((_, _, life)) = sim.store.sessions.get(e) else {
+        return Err(lost("session", now));
+    };
+    let attrs = sim.attrs.of_mut(life.row);
+    let turn = match attrs.get_mut(ir::SLOT_TURN) {
+        Some(t) => {
+            *t += 1.0;
+            t.max(0.0) as u64
+        }
+        None => 0,
+    };
+    if now >= code.program.warmup {
+        sim.observed.turns += 1;
+    }
+    run_workload_block(code, sim, e, code.program.turn, turn)
+}
+
+/// Runs the session's statements that need only the session and what
+/// expressions read, until one that needs more.
+fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
+    let now = sim.clock.now;
+    let warmup = code.program.warmup;
+    let Sim {
+        streams,
+        attrs,
+        load,
+        levels,
+        flows,
+        members,
+        observed,
+        store,
+        ..
+    } = &mut *sim;
+    let Ok((mut cont, mut draws, mut life)) = store.sessions.get_mut(e) else {
+        return Err(lost("session", now));
+    };
+    let frames = &mut cont.0;
+    let rng = &mut draws.0;
+    let life = &mut *life;
+    let stages = &store.stages;
+    let scratch = &mut *store.scratch;
+    let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
+    let first = &mut streams.first;
+    let row = life.row;
+    let fail = |at: (usize, usize), message: String| RunError {
+        message,
+        at: Some(at),
+        session: Some(life.serial),
+        time: now,
+    };
+    loop {
+        let Some(frame) = frames.last_mut() else {
+            return Ok(Stop::End);
+        };
+        let block = &code.blocks[frame.block as usize];
+        let at = (frame.block as usize, frame.pc as usize);
+        let stmt = block.get(frame.pc as usize);
+        if stmt.is_none() {
+            match frame.kind {
+                FrameKind::Seq => {
+                    frames.pop();
+                    continue;
+                }
+                FrameKind::Loop => frame.pc = 0,
+                FrameKind::Hold => {
+                    frames.pop();
+                    return Ok(Stop::HoldEnded);
+                }
+                FrameKind::Top => return Ok(Stop::End),
+            }
+        } else {
+            frame.pc += 1;
+        }
+        if life.steps_at != now {
+            life.steps_at = now;
+            life.steps = 0;
+        }
+        life.steps += 1;
+        if u64::from(life.steps) > LIVELOCK {
+            let serial = life.serial;
+            return Err(fail(
+                at,
+                format!(
+                    "livelock: session {serial} ran more than {LIVELOCK} statements at time {now} without the clock moving"
+                ),
+            ));
+        }
+        let Some(stmt) = stmt else { continue };
+        let mut cx = Cx {
+            now,
+            present: f64::NAN,
+            attrs: attrs.of(row),
+            rng,
+            first,
+            load,
+            levels,
+            work: &work,
+        };
+        match stmt {
+            Stmt::Set(target, x) => {
+                let v = eval(x, &mut cx).map_err(|f| fail(at, f.to_string()))?;
+                if let Some(a) = attrs.of_mut(row).get_mut(*target as usize) {
+                    *a = v;
+                }
+            }
+            Stmt::Observe(index, x) => {
+                let v = eval(x, &mut cx).map_err(|f| fail(at, f.to_string()))?;
+                if now >= warmup
+                    && let Some(samples) = observed.samples.get_mut(*index as usize)
+                {
+                    samples.push(v);
+                }
+            }
+            Stmt::Branch(guard, then, other) => {
+                let g = eval(guard, &mut cx).map_err(|f| fail(at, f.to_string()))?;
+                let block = if g == 1.0 {
+                    *then
+                } else if g == 0.0 {
+                    *other
+                } else {
+                    return Err(fail(at, format!("the guard is {g}, not 0 or 1")));
+                };
+                frames.push(Frame {
+                    block,
+                    pc: 0,
+                    kind: FrameKind::Seq,
+                });
+            }
+            Stmt::Loop(body) => frames.push(Frame {
+                block: *body,
+                pc: 0,
+                kind: FrameKind::Loop,
+            }),
+            Stmt::Choose { var, count, key } => {
+                let n = eval(count, &mut cx).map_err(|f| fail(at, f.to_string()))?;
+                let best = choose_loop(
+                    n,
+                    *var as usize,
+                    key,
+                    scratch,
+                    attrs.of_mut(row),
+                    |attrs: &[f64], k: &Expr| {
+                        let mut cx = Cx {
+                            now,
+                            present: f64::NAN,
+                            attrs,
+                            rng: &mut *rng,
+                            first: &mut *first,
+                            load,
+                            levels,
+                            work: &work,
+                        };
+                        eval(k, &mut cx)
+                    },
+                )
+                .map_err(|m| fail(at, m))?;
+                if let Some(a) = attrs.of_mut(row).get_mut(*var as usize) {
+                    *a = best;
+                }
+            }
+            _ => return Ok(Stop::Wide(at.0, at.1)),
+        }
+    }
+}
+
+/// `choose j in n by (k…)`: every candidate j in `0..n` in turn, its key
+/// tuple evaluated with `j` set; the smallest tuple wins, ties to the
+/// smaller j. Returns the winner (0 when n ≤ 0).
+fn choose_loop(
+    n: f64,
+    var: usize,
+    key: &[Expr],
+    scratch: &mut ChooseScratch,
+    attrs: &mut [f64],
+    mut key_of: impl FnMut(&[f64], &Expr) -> Result<f64, Fault>,
+) -> Result<f64, String> {
+    if !n.is_finite() {
+        return Err(format!("the choose count is {n}, not a finite number"));
+    }
+    let n = n.trunc();
+    if n > MAX_CHOOSE_COUNT {
+        return Err(format!(
+            "the choose count is {n}, above the limit of {MAX_CHOOSE_COUNT} candidates"
+        ));
+    }
+    if n <= 0.0 || var >= attrs.len() {
+        return Ok(0.0);
+    }
+    let ChooseScratch { keys, best } = scratch;
+    best.clear();
+    let mut best_j = 0.0;
+    let mut j = 0.0;
+    while j < n {
+        attrs[var] = j;
+        keys.clear();
+        for k in key {
+            keys.push(key_of(attrs, k).map_err(|f| f.to_string())?);
+        }
+        if j == 0.0 || strictly_less(keys, best) {
+            std::mem::swap(keys, best);
+            best_j = j;
+        }
+        j += 1.0;
+    }
+    Ok(best_j)
+}
+
+/// Lexicographic `a < b` with IEEE `<` and `==` (a NaN never compares less).
+fn strictly_less(a: &[f64], b: &[f64]) -> bool {
+    for (x, y) in a.iter().zip(b) {
+        if x < y {
+            return true;
+        }
+        if x != y {
+            return false;
+        }
+    }
+    false
+}
