@@ -10,7 +10,7 @@ use bevy_ecs::prelude::*;
 use smallvec::smallvec;
 
 use super::code::{Code, Stmt};
-use super::eval::{Cx, eval, exponential_of};
+use super::eval::{Cx, Moment, eval, exponential_of};
 use super::events::EventKind;
 use super::interface::{MAX_LIVE_SESSIONS, RunError};
 use super::rng::Purpose;
@@ -55,6 +55,7 @@ pub fn renewal_gap(code: &Code, sim: &mut Sim) -> Result<f64, RunError> {
             flows,
             members,
             store,
+            kv,
             ..
         } = &mut *sim;
         let stages = &store.stages;
@@ -63,6 +64,9 @@ pub fn renewal_gap(code: &Code, sim: &mut Sim) -> Result<f64, RunError> {
         let mut cx = Cx {
             now,
             present: f64::NAN,
+            moment: &Moment::NONE,
+            serial: u64::MAX,
+            kv,
             attrs: &[],
             rng: &mut streams.arrival,
             first: &mut streams.first,
@@ -169,6 +173,7 @@ pub fn run_workload_block(
                 flows,
                 members,
                 store,
+                kv,
                 ..
             } = &mut *sim;
             let stages = &store.stages;
@@ -177,6 +182,9 @@ pub fn run_workload_block(
             let mut cx = Cx {
                 now,
                 present: f64::NAN,
+                moment: &Moment::NONE,
+                serial: u64::MAX,
+                kv,
                 attrs: attrs.of(row),
                 rng: &mut streams.turn,
                 first: &mut streams.first,

@@ -20,6 +20,7 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemState;
 
 use super::arrive::{arrive, create_session, renewal_gap};
+use super::budget::refresh_budget_left;
 use super::code::Code;
 use super::end_flow::end_flow;
 use super::end_job::{end_job, end_ps_job};
@@ -29,6 +30,8 @@ use super::flow::Flows;
 use super::flows::FlowSystem;
 use super::interface::{PROGRESS_EVERY, RunError, RunOptions, SessionCounts};
 use super::invariants::{Verdict, check_invariants};
+use super::iterate::end_iteration;
+use super::kv::KvPools;
 use super::pool::{PoolLevels, PoolStats, Waiters, Waiting};
 use super::report::{End, Output, fill_report};
 use super::resources::{Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready};
@@ -94,7 +97,12 @@ pub fn build(program: &ValidProgram) -> World {
     world.insert_resource(DirtyPs {
         list: Vec::new(),
         marked: vec![false; prog.stages.len()],
+        engines: Waiting::new(prog.stages.len()),
     });
+    world.insert_resource(KvPools::new(
+        &prog.pools.iter().map(|p| p.block).collect::<Vec<_>>(),
+        warmup,
+    ));
     world.insert_resource(Flows::new(flows));
     world.insert_resource(ChooseScratch::default());
     world.insert_resource(code);
@@ -190,6 +198,11 @@ pub fn run(
         if prog.warmup > 0.0 {
             sim.events.schedule(prog.warmup, EventKind::Warmup);
         }
+        for s in 0..prog.stages.len() {
+            if code.steps[s].is_some() {
+                refresh_budget_left(code, &mut sim, s)?;
+            }
+        }
         settle(code, &mut sim)?;
     }
     state.apply(&mut world);
@@ -257,6 +270,9 @@ pub fn run(
                     EventKind::PsEnd(stage, generation) => end_ps_job(&mut sim, stage, generation)?,
                     EventKind::FlowEnd(generation) => end_flow(&mut sim, generation)?,
                     EventKind::LeaseEnd(e, id) => end_lease(code, &mut sim, e, id)?,
+                    EventKind::IterationEnd(stage, generation) => {
+                        end_iteration(code, &mut sim, stage as usize, generation)?
+                    }
                 }
                 settle(code, &mut sim)?;
                 if let Some(limit) = prog.arrivals

@@ -102,6 +102,13 @@ impl<O> Cache<O> {
         self.entries.values()
     }
 
+    /// The owner of the session's live entry, to change (when its session
+    /// ends, say).
+    pub fn live_owner_mut(&mut self, session: u64) -> Option<&mut O> {
+        let order = self.live.get(&session)?;
+        self.entries.get_mut(order).map(|e| &mut e.owner)
+    }
+
     /// At an admission: the session consumes its live entry, at most
     /// `limit` units rounded down to the block (`reuse (ρ)`; `inf` without
     /// a `reuse`), and gets what it consumed back (what `cached` reads).
