@@ -16,6 +16,7 @@ use super::end_session::end_session;
 use super::eval::member;
 use super::events::EventKind;
 use super::interface::RunError;
+use super::preempt::{Fit, make_fit};
 use super::session::{HoldFrame, Lease, Wait};
 use super::sim::{Sim, check_amount, lost};
 use crate::ir;
@@ -138,7 +139,6 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
             sim.events.schedule(now + t, EventKind::LeaseEnd(e, id));
         }
     }
-    let mut returned = false;
     for (i, h) in hold.pools.iter().enumerate() {
         if h.released || Some(i) == leased {
             continue;
@@ -146,12 +146,12 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
         sim.give_back(e, h.pool, h.units);
         let kept = kept_units(sim, h.pool as usize, cache, hold.ran, h.position, h.units);
         keep(code, sim, e, h.pool as usize, kept)?;
-        returned = true;
     }
     completed(code, sim, e, &hold)?;
-    if returned {
-        admission_pass(code, sim)?;
-    }
+    // Every hold's end runs a pass, even one that returned nothing (its
+    // pool leased): pyserq 0.1.0 admits a waiter of another pool there
+    // before the session goes on (tests/serving/preempt_step_totals_and_requeue_order).
+    admission_pass(code, sim)?;
     Ok(())
 }
 
@@ -276,6 +276,7 @@ pub fn grow(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
     let (p, h, i) = held_for(code, sim, e, at, r, "grow")?;
     let d = sim.eval_in(e, at, x)?;
     let d = check_amount("the grow", d).map_err(|m| sim.session_error(e, at, m))?;
+    let d_amount = d;
     let now = sim.clock.now;
     let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
         return Err(lost("session", now));
@@ -287,6 +288,26 @@ pub fn grow(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
     };
     if resume_grow(code, sim, e)? != Grant::No {
         return Ok(Step::Next);
+    }
+    if code.pools[p as usize].lifo {
+        // `preempt lifo`: victims until the growth fits (perhaps the
+        // grower itself, which then waits at its hold's queue's head).
+        let more = match sim.store.dealings.get(e) {
+            Ok(d) => {
+                let units = d.holds()[h].pools[i].units;
+                sim.kv.block[p as usize].up(units + d_amount) - units
+            }
+            Err(_) => return Err(lost("session", now)),
+        };
+        match make_fit(code, sim, p as usize, more, e, &mut |_, _| Ok(()))? {
+            Fit::GrowerTaken => return Ok(Step::Stop),
+            Fit::Fits => {
+                if resume_grow(code, sim, e)? != Grant::No {
+                    return Ok(Step::Next);
+                }
+            }
+            Fit::NoVictim => {}
+        }
     }
     if let Ok((mut waiters, _)) = sim.store.pools.get_mut(sim.members.pools[p as usize]) {
         waiters.stalled.push_back(e);
