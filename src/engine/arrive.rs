@@ -125,6 +125,16 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     sim.census.live += 1;
     let live = sim.census.live as f64;
     sim.census.live_avg.set(now, live);
+    if let Some(n) = sim.replay.trace.as_ref().map(|t| t.len() as u64) {
+        let corpus = if sim.replay.ordered {
+            serial % n
+        } else {
+            let streams = &mut *sim.streams;
+            let u = streams.trace.uniform(&mut streams.first);
+            ((u * n as f64) as u64).min(n - 1)
+        };
+        sim.replay.start(row, corpus as u32);
+    }
     run_workload_block(code, sim, e, prog.init, 0)?;
     sim.ready.0.push_back(e);
     Ok(())

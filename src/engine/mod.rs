@@ -21,6 +21,7 @@ pub mod flows;
 mod interface;
 mod kv;
 mod pool;
+mod replay;
 mod residents;
 mod resources;
 mod rng;

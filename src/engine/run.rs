@@ -33,6 +33,7 @@ use super::invariants::{Verdict, check_invariants};
 use super::iterate::end_iteration;
 use super::kv::KvPools;
 use super::pool::{PoolLevels, PoolStats, Waiters, Waiting};
+use super::replay::Replay;
 use super::report::{End, Output, fill_report};
 use super::resources::{Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready};
 use super::rng::{Purpose, Stream, Streams};
@@ -99,6 +100,7 @@ pub fn build(program: &ValidProgram) -> World {
         marked: vec![false; prog.stages.len()],
         engines: Waiting::new(prog.stages.len()),
     });
+    world.insert_resource(Replay::default());
     world.insert_resource(KvPools::new(
         &prog.pools.iter().map(|p| p.block).collect::<Vec<_>>(),
         warmup,
@@ -167,6 +169,20 @@ pub fn run(
 ) -> Result<(Report, SessionCounts), RunError> {
     let mut world = build(program);
     let prog = program.program();
+    if let Some(spec) = &prog.trace {
+        let trace =
+            crate::trace::Trace::read(std::path::Path::new(&spec.path)).map_err(|e| RunError {
+                message: e.to_string(),
+                at: None,
+                session: None,
+                time: 0.0,
+            })?;
+        world.insert_resource(Replay {
+            trace: Some(trace),
+            ordered: spec.ordered,
+            cursor: Vec::new(),
+        });
+    }
     let initial = match prog.arrival {
         // All n live at once: spawn exactly n.
         Arrival::Batch(n) | Arrival::Closed(n) => usize::try_from(n).unwrap_or(usize::MAX),

@@ -19,6 +19,7 @@ use super::flows::FlowSystem;
 use super::interface::RunError;
 use super::kv::KvPools;
 use super::pool::{PoolLevels, PoolStats, Waiters, Waiting};
+use super::replay::Replay;
 use super::resources::{Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready};
 use super::rng::Streams;
 use super::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
@@ -80,6 +81,8 @@ pub struct Sim<'w, 's> {
     pub dirty: ResMut<'w, DirtyPs>,
     /// Every pool member's block, cache and serving figures.
     pub kv: ResMut<'w, KvPools>,
+    /// The workload's trace and each session's place in it.
+    pub replay: ResMut<'w, Replay>,
     /// The flow system.
     pub flows: ResMut<'w, Flows>,
     /// The entities' components.

@@ -96,6 +96,29 @@ fn turn(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     if now >= code.program.warmup {
         sim.observed.turns += 1;
     }
+    if sim.replay.trace.is_some() {
+        let row = life.row;
+        let attrs = sim.attrs.of_mut(row);
+        // The next row's new, out, think and forced (slots 3-5 and 7),
+        // with `more`; past the last row only `more` changes (to 0).
+        match sim.replay.next_row(row) {
+            Some((r, more)) => {
+                for (slot, x) in [(3, r.new), (4, r.out), (5, r.think), (7, r.forced)] {
+                    if let Some(a) = attrs.get_mut(slot) {
+                        *a = x;
+                    }
+                }
+                if let Some(a) = attrs.get_mut(ir::SLOT_MORE) {
+                    *a = if more { 1.0 } else { 0.0 };
+                }
+            }
+            None => {
+                if let Some(a) = attrs.get_mut(ir::SLOT_MORE) {
+                    *a = 0.0;
+                }
+            }
+        }
+    }
     run_workload_block(code, sim, e, code.program.turn, turn)
 }
 
