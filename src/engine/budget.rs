@@ -42,7 +42,7 @@ pub fn budget_moment(code: &Code, sim: &Sim, s: usize) -> Result<Moment, RunErro
     };
     let mut moment = Moment::NONE;
     let (mut residents, mut decoders, mut kv_decode, mut kv_prefill) = (0.0, 0.0, 0.0, 0.0);
-    if let super::stage::Service::Step(engine) = &*service {
+    if let super::stage::Service::Step(engine) = service {
         for r in &engine.residents {
             residents += 1.0;
             let units = memory.map_or(0.0, |m| held_by_frames(sim, r.session, m));
@@ -135,7 +135,7 @@ pub fn refresh_budget_left(code: &Code, sim: &mut Sim, s: usize) -> Result<(), R
     let Ok((service, _)) = sim.store.stages.get(sim.members.stages[s]) else {
         return Err(lost("stage", sim.clock.now));
     };
-    let left = match &*service {
+    let left = match service {
         super::stage::Service::Step(engine) => budget_left(
             budget,
             chunk,

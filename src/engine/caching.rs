@@ -315,10 +315,7 @@ fn detached_job(code: &Code, sim: &mut Sim, s: usize, work: f64) -> Result<(), R
         return Err(lost("stage", now));
     };
     match &*service {
-        Service::Shared(_) => {
-            drop(service);
-            sim.start_flow(Entity::PLACEHOLDER, &[s as u32], work)
-        }
+        Service::Shared(_) => sim.start_flow(Entity::PLACEHOLDER, &[s as u32], work),
         Service::Step(_) => Err(sim.error(format!(
             "a spill's job cannot run on the step stage `{}`",
             code.program.stages[s].name

@@ -48,7 +48,7 @@ fn has_work(code: &Code, sim: &Sim, s: usize) -> bool {
     let Ok((service, _)) = sim.store.stages.get(sim.members.stages[s]) else {
         return false;
     };
-    let Service::Step(engine) = &*service else {
+    let Service::Step(engine) = service else {
         return false;
     };
     if engine.running {
@@ -161,7 +161,7 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
         engine.generation
     };
     if let Ok((service, _)) = sim.store.stages.get(sim.members.stages[s]) {
-        sim.load.set_busy(s, &service);
+        sim.load.set_busy(s, service);
     }
     sim.events.schedule(
         now + cost.max(0.0),
@@ -169,6 +169,10 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
     );
     refresh_budget_left(code, sim, s)
 }
+
+/// A resident to rank: its session, mode, remaining tokens, join number
+/// and run statement.
+type Candidate = (Entity, Mode, f64, u64, (usize, usize));
 
 /// The residents of step stage `s` in serve order (their sessions); each
 /// resident's `rank` is set to its place.
@@ -179,7 +183,7 @@ fn serve_ranks(
     budget: &Moment,
 ) -> Result<Vec<Entity>, RunError> {
     let keys = code.steps[s].as_ref().map_or(&[][..], |st| &st.keys[..]);
-    let list: SmallVec<[(Entity, Mode, f64, u64, (usize, usize)); 16]> = {
+    let list: SmallVec<[Candidate; 16]> = {
         let engine = engine_of(sim, s)?;
         let Service::Step(engine) = &*engine else {
             return Ok(Vec::new());
@@ -438,14 +442,14 @@ fn admit(
                 && let Some(engine) = service.engine()
             {
                 // Newcomers go on, at the end, after the ranked residents.
-                let mut next = engine
+                let ranked = engine
                     .residents
                     .iter()
                     .filter(|r| r.rank != u32::MAX)
-                    .count() as u32;
-                for r in engine.residents.iter_mut().filter(|r| r.rank == u32::MAX) {
-                    r.rank = next;
-                    next += 1;
+                    .count();
+                let newcomers = engine.residents.iter_mut().filter(|r| r.rank == u32::MAX);
+                for (k, r) in newcomers.enumerate() {
+                    r.rank = (ranked + k) as u32;
                 }
             }
         }

@@ -73,7 +73,7 @@ pub fn victim(code: &Code, sim: &mut Sim, p: usize) -> Option<Entity> {
             let Ok((service, _)) = sim.store.stages.get(sim.members.stages[s as usize]) else {
                 continue;
             };
-            let Service::Step(engine) = &*service else {
+            let Service::Step(engine) = service else {
                 continue;
             };
             for r in &engine.residents {
