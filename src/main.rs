@@ -6,8 +6,8 @@
 //! does goes through the library's public API.
 
 use clap::{Args, Parser, Subcommand};
-use serq::syntax::diagnostic::{byte_offset, render};
-use serq::syntax::{Diagnostic, ast::Span, lexer::is_word};
+use serq::syntax::diagnostic::render;
+use serq::syntax::lexer::is_word;
 use serq::{Overrides, Program, RunError, ValidProgram};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -602,37 +602,7 @@ impl Input {
     /// source line and a caret when the program came from source), the
     /// session and the time.
     fn render_run_error(&self, program: &Program, e: &RunError) -> String {
-        let who = match e.session {
-            Some(serial) => format!(" in session {serial}"),
-            None => String::new(),
-        };
-        let message = format!(
-            "run-time error{who} at t = {}: {}",
-            clock_text(e.time),
-            e.message
-        );
-        let position = e.at.and_then(|(b, i)| {
-            let positions = program.positions.as_ref()?;
-            positions.get(b)?.get(i).copied()
-        });
-        match (position, self.is_ir) {
-            (Some(pos), false) => {
-                let start = byte_offset(&self.text, pos.line, pos.col);
-                let span = Span {
-                    start,
-                    end: start + 1,
-                };
-                let d = Diagnostic::new("run-time", span, message).with_label("this statement");
-                render(&[d], &self.name, &self.text)
-            }
-            _ => match e.at {
-                Some((b, i)) => format!(
-                    "error: {}: block {b}, statement {i}: {message}\n",
-                    self.name
-                ),
-                None => format!("error: {}: {message}\n", self.name),
-            },
-        }
+        serq::render_run_error(program, e, &self.name, (!self.is_ir).then_some(&self.text))
     }
 }
 
@@ -665,14 +635,4 @@ fn emit(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-}
-
-/// The clock as a person reads it: plain decimals, or scientific notation
-/// where plain ones would run to hundreds of digits (`t = 1e-300`).
-fn clock_text(t: f64) -> String {
-    if t != 0.0 && (t.abs() < 1e-6 || t.abs() >= 1e15) {
-        format!("{t:e}")
-    } else {
-        format!("{t}")
-    }
 }

@@ -24,7 +24,7 @@ mod pool;
 mod replay;
 mod residents;
 mod resources;
-mod rng;
+pub mod rng;
 pub mod serving;
 mod session;
 mod stage;

@@ -758,6 +758,12 @@ pub enum BinOp {
     Or,
 }
 
+/// The one field every IR version has, read before the rest.
+#[derive(Deserialize)]
+struct IrHeader {
+    version: Option<u32>,
+}
+
 impl Program {
     /// The IR as pretty-printed JSON (two-space indentation).
     pub fn to_json(&self) -> String {
@@ -778,6 +784,19 @@ impl Program {
             return Err(refuse(format!(
                 "the file is not IR version {IR_VERSION} JSON: it nests arrays and objects more than {MAX_JSON_DEPTH} deep (line {line})"
             )));
+        }
+        // Another version's IR has other fields: say which version it is
+        // before serde names a field this one lacks.
+        if let Ok(IrHeader { version: Some(v) }) = serde_json::from_str::<IrHeader>(text)
+            && v != IR_VERSION
+        {
+            let mut e = IrError::new(
+                "ir-version",
+                format!("IR version {v} (serq reads {IR_VERSION})"),
+            );
+            e.help =
+                Some("compile the source program with this serq (`serq ir FILE.sq` writes its IR)");
+            return Err(e);
         }
         let mut de = serde_json::Deserializer::from_str(text);
         // serde_json's own limit (128) is below what linked IR needs; the

@@ -13,6 +13,11 @@ mod table;
 pub use lookup::ObservationView;
 pub use stats::Summary;
 
+/// The version of the JSON report's fields ([`Report::to_json`],
+/// docs/report.md): the reference's `REPORT_VERSION` 1, whose field names
+/// and order it keeps. A field renamed or removed raises it.
+pub const REPORT_VERSION: u32 = 1;
+
 /// Everything a run measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {

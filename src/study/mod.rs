@@ -38,5 +38,8 @@ pub use replicate::{
     Estimate, ObservationEstimate, PoolEstimate, Replicated, ReplicationError, StageEstimate,
     replicate, replicate_with_progress, replication_seed,
 };
-pub use sweep::{Axis, MAX_AXIS_POINTS, Sweep, SweepError, SweepPoint, sweep};
+pub use sweep::{
+    Axis, MAX_AXIS_POINTS, PointProgram, Sweep, SweepError, SweepPoint, sweep, sweep_points,
+    sweep_replication,
+};
 pub use tdist::{student_t_cdf, student_t_quantile};

@@ -243,11 +243,142 @@ fn compact(mut report: Report) -> Report {
     report
 }
 
+/// One point of a sweep, compiled and not yet run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PointProgram {
+    /// The value of each axis, in axis order.
+    pub values: Vec<f64>,
+    /// The program with those values in place of their `let`s.
+    pub program: ValidProgram,
+}
+
+/// Compiles `source` at every point of the grid (first axis varying
+/// slowest): each axis's value replaces its `let` constant (after
+/// `overrides.sets`, so an axis wins over a `--set` of the same name); the
+/// other overrides apply at every point. Zero axes give one point.
+///
+/// With [`sweep_replication`] and [`Sweep::gather`] this is [`sweep`] in
+/// three steps, for a caller that runs the replications elsewhere (another
+/// process, another machine) and gathers them back.
+///
+/// ```
+/// use serq::study::{Axis, sweep_points};
+/// let source = "let d = 1; stage s : delay; workload { arrive batch(1); }
+///               session { run s (d); } run { horizon 10; seed 4; }";
+/// let points = sweep_points(source, &Default::default(), &[Axis::parse("d=1,2").unwrap()]).unwrap();
+/// assert_eq!(points.len(), 2);
+/// assert_eq!((points[1].values[0], points[1].program.seed), (2.0, 4));
+/// ```
+pub fn sweep_points(
+    source: &str,
+    overrides: &Overrides,
+    axes: &[Axis],
+) -> Result<Vec<PointProgram>, SweepError> {
+    for (i, axis) in axes.iter().enumerate() {
+        if axes[..i].iter().any(|a| a.name == axis.name) {
+            return Err(SweepError::DuplicateAxis(axis.name.clone()));
+        }
+    }
+    let points = grid_points(axes);
+    let programs = points
+        .par_iter()
+        .map(|values| {
+            let mut o = overrides.clone();
+            o.sets.extend(named(axes, values));
+            crate::compile_source(source, &o)
+        })
+        .collect::<Vec<_>>();
+    programs
+        .into_iter()
+        .zip(points)
+        .map(|(compiled, values)| match compiled {
+            Ok(program) => Ok(PointProgram { values, program }),
+            Err(diagnostics) => Err(SweepError::Compile {
+                point: named(axes, &values),
+                diagnostics,
+            }),
+        })
+        .collect()
+}
+
+/// `(name, value)` for each axis of a point.
+fn named(axes: &[Axis], values: &[f64]) -> Vec<(String, f64)> {
+    axes.iter()
+        .zip(values)
+        .map(|(a, &v)| (a.name.clone(), v))
+        .collect()
+}
+
+/// Runs replication `k` of one point's program (seed
+/// [`replication_seed`](super::replication_seed)`(program.seed, k)`) and
+/// keeps of its report what a sweep's rows read: each observation's
+/// samples are reduced to their mean.
+///
+/// ```
+/// # let source = "stage s : delay; workload { arrive batch(2); }
+/// #   session { observe x = serial; } run { horizon 1; seed 9; }";
+/// # let program = serq::compile_source(source, &Default::default()).unwrap();
+/// let report = serq::study::sweep_replication(&program, 2).unwrap();
+/// // Seed 9 + 2; the samples 0 and 1 kept as their mean.
+/// assert_eq!((report.seed, report.observes[0].samples.clone()), (11, vec![0.5]));
+/// ```
+pub fn sweep_replication(program: &ValidProgram, k: usize) -> Result<Report, ReplicationError> {
+    run_replication(program, k).map(compact)
+}
+
+impl Sweep {
+    /// Gathers the replications of a sweep's points into its result:
+    /// `reports` holds, for each point in order, its `replications`
+    /// replications in order (point p's replication k at `p·R + k`), as
+    /// [`sweep_replication`] returns them. The first failure in that order
+    /// is the error, whichever finished first.
+    ///
+    /// ```
+    /// use serq::study::{Axis, Sweep, sweep, sweep_points, sweep_replication};
+    /// let source = "let d = 1; stage s : delay; workload { arrive poisson(1); }
+    ///               session { run s (d); } run { horizon 50; }";
+    /// let axes = [Axis::parse("d=1,2").unwrap()];
+    /// let points = sweep_points(source, &Default::default(), &axes).unwrap();
+    /// let reports: Vec<_> = points.iter()
+    ///     .flat_map(|p| (0..3).map(|k| sweep_replication(&p.program, k)))
+    ///     .collect();
+    /// let values = points.into_iter().map(|p| p.values).collect();
+    /// let gathered = Sweep::gather(&axes, 3, values, reports).unwrap();
+    /// assert_eq!(gathered, sweep(source, &Default::default(), &axes, 3, &|| {}).unwrap());
+    /// ```
+    pub fn gather(
+        axes: &[Axis],
+        replications: usize,
+        points: Vec<Vec<f64>>,
+        reports: Vec<Result<Report, ReplicationError>>,
+    ) -> Result<Sweep, SweepError> {
+        let mut reports = reports.into_iter();
+        let mut swept = Vec::with_capacity(points.len());
+        for values in points {
+            let mut chunk = Vec::with_capacity(replications);
+            for report in reports.by_ref().take(replications) {
+                chunk.push(report.map_err(|error| SweepError::Run {
+                    point: named(axes, &values),
+                    error,
+                })?);
+            }
+            swept.push(SweepPoint {
+                values,
+                result: Replicated::of(&chunk),
+            });
+        }
+        Ok(Sweep {
+            parameters: axes.iter().map(|a| a.name.clone()).collect(),
+            replications,
+            points: swept,
+        })
+    }
+}
+
 /// Runs `source` at every point of the grid, `replications` times each:
-/// each axis's value replaces its `let` constant (after `overrides.sets`, so
-/// an axis wins over a `--set` of the same name); the other overrides apply
-/// at every point. Every point is compiled before any runs. `progress` is
-/// called once per finished replication. Zero axes give one point.
+/// [`sweep_points`], then every (point, replication) pair in parallel
+/// ([`sweep_replication`]), then [`Sweep::gather`]. Every point is compiled
+/// before any runs. `progress` is called once per finished replication.
 ///
 /// ```
 /// use serq::study::{Axis, sweep};
@@ -270,65 +401,18 @@ pub fn sweep(
     replications: usize,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Sweep, SweepError> {
-    for (i, axis) in axes.iter().enumerate() {
-        if axes[..i].iter().any(|a| a.name == axis.name) {
-            return Err(SweepError::DuplicateAxis(axis.name.clone()));
-        }
-    }
-    let points = grid_points(axes);
-    let named = |values: &[f64]| -> Vec<(String, f64)> {
-        axes.iter()
-            .zip(values)
-            .map(|(a, &v)| (a.name.clone(), v))
-            .collect()
-    };
-    let programs = points
-        .par_iter()
-        .map(|values| {
-            let mut o = overrides.clone();
-            o.sets.extend(named(values));
-            crate::compile_source(source, &o)
-        })
-        .collect::<Vec<_>>();
-    let programs = programs
-        .into_iter()
-        .zip(&points)
-        .map(|(compiled, values)| {
-            compiled.map_err(|diagnostics| SweepError::Compile {
-                point: named(values),
-                diagnostics,
-            })
-        })
-        .collect::<Result<Vec<ValidProgram>, SweepError>>()?;
+    let points = sweep_points(source, overrides, axes)?;
     let jobs = points.len() * replications;
     let reports = (0..jobs)
         .into_par_iter()
         .map(|job| {
-            let report = run_replication(&programs[job / replications], job % replications);
+            let report = sweep_replication(&points[job / replications].program, job % replications);
             progress();
-            report.map(compact)
+            report
         })
         .collect::<Vec<_>>();
-    let mut reports = reports.into_iter();
-    let mut swept = Vec::with_capacity(points.len());
-    for values in points {
-        let mut chunk = Vec::with_capacity(replications);
-        for report in reports.by_ref().take(replications) {
-            chunk.push(report.map_err(|error| SweepError::Run {
-                point: named(&values),
-                error,
-            })?);
-        }
-        swept.push(SweepPoint {
-            values,
-            result: Replicated::of(&chunk),
-        });
-    }
-    Ok(Sweep {
-        parameters: axes.iter().map(|a| a.name.clone()).collect(),
-        replications,
-        points: swept,
-    })
+    let values = points.into_iter().map(|p| p.values).collect();
+    Sweep::gather(axes, replications, values, reports)
 }
 
 #[cfg(test)]
