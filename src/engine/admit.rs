@@ -350,6 +350,9 @@ pub fn resume_grow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Grant, RunEr
         && let Some(r) = engine.find(e)
     {
         engine.residents[r].stalled = false;
+        if code.steps[stage as usize].as_ref().and_then(|st| st.memory) == Some(p as u32) {
+            engine.residents[r].kv += more;
+        }
     }
     sim.dirty.engines.insert(stage as usize);
     Ok(Grant::Resident)

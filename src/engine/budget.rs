@@ -45,7 +45,7 @@ pub fn budget_moment(code: &Code, sim: &Sim, s: usize) -> Result<Moment, RunErro
     if let super::stage::Service::Step(engine) = service {
         for r in &engine.residents {
             residents += 1.0;
-            let units = memory.map_or(0.0, |m| held_by_frames(sim, r.session, m));
+            let units = if memory.is_some() { r.kv } else { 0.0 };
             match r.mode {
                 Mode::Decode => {
                     decoders += 1.0;

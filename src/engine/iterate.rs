@@ -14,9 +14,7 @@ use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
 use super::admit::{head, try_admit};
-use super::budget::{
-    budget_and_chunk, budget_moment, eval_engine, held_by_frames, refresh_budget_left,
-};
+use super::budget::{budget_and_chunk, budget_moment, eval_engine, refresh_budget_left};
 use super::caching::make_room;
 use super::code::{Code, ctx_index};
 use super::eval::{Moment, eval};
@@ -25,7 +23,7 @@ use super::interface::RunError;
 use super::preempt::{Fit, Taken, make_fit};
 use super::serving::EPS;
 use super::serving::iteration::{Handout, Mode, Withdrawal};
-use super::serving::order::{NEVER_ADMITTED, Rank, serve_order};
+use super::serving::order::{Rank, serve_order};
 use super::serving::position::StalledGrowth;
 use super::session::Wait;
 use super::sim::{Sim, lost};
@@ -80,7 +78,7 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
         return Ok(());
     }
     sim.dirty.engines.remove(s);
-    let ranked = serve_ranks(code, sim, s, &moment)?;
+    serve_ranks(code, sim, s, &moment)?;
     let prefill_resident = {
         let engine = engine_of(sim, s)?;
         let Service::Step(engine) = &*engine else {
@@ -93,8 +91,21 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
     };
     let mut handout = Handout::new(budget, chunk, step.exclusive, prefill_resident);
     let mut preempted = false;
-    for &e in &ranked {
-        serve(code, sim, s, e, &mut handout, &mut preempted)?;
+    // The residents in serve order, by place: a preemption may take one
+    // out anywhere, so each is found again (at its place, normally).
+    let mut i = 0;
+    loop {
+        let Some(e) = engine_of(sim, s)?
+            .engine()
+            .and_then(|engine| engine.residents.get(i).map(|r| r.session))
+        else {
+            break;
+        };
+        serve(code, sim, s, i, e, &mut handout, &mut preempted)?;
+        i = match engine_of(sim, s)?.engine().and_then(|g| g.find_at(i, e)) {
+            Some(j) => j + 1,
+            None => i,
+        };
     }
     if !preempted && handout.admits() {
         admit(code, sim, s, &mut handout, &mut preempted)?;
@@ -107,25 +118,18 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
     // The Step moment: over the residents given tokens, after growth.
     let memory = step.memory;
     let (mut kv_decode, mut kv_prefill, mut residents) = (0.0, 0.0, 0.0);
-    let granted: SmallVec<[(Entity, Mode); 16]> = {
+    {
         let engine = engine_of(sim, s)?;
         let Service::Step(engine) = &*engine else {
             return Ok(());
         };
         residents += engine.residents.len() as f64;
-        engine
-            .residents
-            .iter()
-            .filter(|r| r.granted > 0.0)
-            .map(|r| (r.session, r.mode))
-            .collect()
-    };
-    if let Some(m) = memory {
-        for &(e, mode) in &granted {
-            let units = held_by_frames(sim, e, m);
-            match mode {
-                Mode::Decode => kv_decode += units,
-                Mode::Prefill => kv_prefill += units,
+        if memory.is_some() {
+            for r in engine.residents.iter().filter(|r| r.granted > 0.0) {
+                match r.mode {
+                    Mode::Decode => kv_decode += r.kv,
+                    Mode::Prefill => kv_prefill += r.kv,
+                }
             }
         }
     }
@@ -170,76 +174,66 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
     refresh_budget_left(code, sim, s)
 }
 
-/// A resident to rank: its session, mode, remaining tokens, join number
-/// and run statement.
-type Candidate = (Entity, Mode, f64, u64, (usize, usize));
-
-/// The residents of step stage `s` in serve order (their sessions); each
-/// resident's `rank` is set to its place.
-fn serve_ranks(
-    code: &Code,
-    sim: &mut Sim,
-    s: usize,
-    budget: &Moment,
-) -> Result<Vec<Entity>, RunError> {
+/// Puts the residents of step stage `s` in serve order (their `rank`
+/// their place): the serve keys at the Serve moment, then the admission
+/// number, then the join order.
+fn serve_ranks(code: &Code, sim: &mut Sim, s: usize, budget: &Moment) -> Result<(), RunError> {
     let keys = code.steps[s].as_ref().map_or(&[][..], |st| &st.keys[..]);
-    let list: SmallVec<[Candidate; 16]> = {
-        let engine = engine_of(sim, s)?;
-        let Service::Step(engine) = &*engine else {
-            return Ok(Vec::new());
-        };
-        engine
-            .residents
-            .iter()
-            .map(|r| (r.session, r.mode, r.remaining, r.order, r.at))
-            .collect()
+    let mut residents = match engine_of(sim, s)?.engine() {
+        Some(engine) => std::mem::take(&mut engine.residents),
+        None => return Ok(()),
     };
-    let mut ranks: Vec<(Rank<SmallVec<[f64; 4]>>, Entity)> = Vec::with_capacity(list.len());
-    for (e, mode, remaining, order, at) in list {
-        let admission = sim
-            .store
-            .dealings
-            .get(e)
-            .ok()
-            .and_then(|d| d.0.as_deref().and_then(|d| d.admission))
-            .map_or(NEVER_ADMITTED, |a| a as f64);
+    let mut ranks: Vec<(Rank<SmallVec<[f64; 4]>>, usize)> = Vec::with_capacity(residents.len());
+    for (i, r) in residents.iter().enumerate() {
         let mut row: SmallVec<[f64; 4]> = SmallVec::new();
         if !keys.is_empty() {
             let mut moment = *budget;
-            moment.0[ctx_index(Ctx::Decoding)] = if mode == Mode::Decode { 1.0 } else { 0.0 };
-            moment.0[ctx_index(Ctx::Admission)] = admission;
-            moment.0[ctx_index(Ctx::Remaining)] = remaining;
+            moment.0[ctx_index(Ctx::Decoding)] = if r.mode == Mode::Decode { 1.0 } else { 0.0 };
+            moment.0[ctx_index(Ctx::Admission)] = r.admission;
+            moment.0[ctx_index(Ctx::Remaining)] = r.remaining;
             for k in keys {
-                row.push(sim.in_session_at(e, at, &moment, |cx| eval(k, cx))?);
+                match sim.in_session_at(r.session, r.at, &moment, |cx| eval(k, cx)) {
+                    Ok(v) => row.push(v),
+                    Err(err) => {
+                        if let Some(engine) = engine_of(sim, s)?.engine() {
+                            engine.residents = residents;
+                        }
+                        return Err(err);
+                    }
+                }
             }
         }
         ranks.push((
             Rank {
                 keys: row,
-                admission,
-                joined: order,
+                admission: r.admission,
+                joined: r.order,
             },
-            e,
+            i,
         ));
     }
     ranks.sort_unstable_by(|a, b| serve_order(&a.0, &b.0));
-    let mut engine = engine_of(sim, s)?;
-    if let Some(engine) = engine.engine() {
-        for (i, (_, e)) in ranks.iter().enumerate() {
-            if let Some(r) = engine.find(*e) {
-                engine.residents[r].rank = i as u32;
-            }
-        }
+    let mut sorted = Vec::with_capacity(residents.len());
+    for (rank, (_, i)) in ranks.iter().enumerate() {
+        let mut r = residents[*i];
+        r.rank = rank as u32;
+        sorted.push(r);
     }
-    Ok(ranks.into_iter().map(|(_, e)| e).collect())
+    residents.clear();
+    if let Some(engine) = engine_of(sim, s)?.engine() {
+        engine.residents = sorted;
+    }
+    Ok(())
 }
 
 /// The resident of session `e` at step stage `s` takes its tokens from the
 /// hand-out, its growing hold first grown to cover them.
+#[allow(clippy::too_many_arguments)]
 fn serve(
     code: &Code,
     sim: &mut Sim,
     s: usize,
+    hint: usize,
     e: Entity,
     handout: &mut Handout,
     preempted: &mut bool,
@@ -250,7 +244,7 @@ fn serve(
         let Service::Step(engine) = &*engine else {
             return Ok(());
         };
-        let Some(r) = engine.find(e) else {
+        let Some(r) = engine.find_at(hint, e) else {
             return Ok(());
         };
         let r = engine.residents[r];
@@ -304,6 +298,12 @@ fn serve(
                     if let Ok((_, mut stats)) = sim.store.pools.get_mut(sim.members.pools[pu]) {
                         sim.levels.grow(&mut stats, pu, now, more);
                     }
+                    if code.steps[s].as_ref().and_then(|st| st.memory) == Some(p)
+                        && let Some(engine) = engine_of(sim, s)?.engine()
+                        && let Some(r) = engine.find_at(hint, e)
+                    {
+                        engine.residents[r].kv += more;
+                    }
                 }
                 Fit::GrowerTaken => return Ok(()),
                 Fit::NoVictim => {
@@ -332,7 +332,7 @@ fn serve(
             }
         }
     }
-    if let Some(r) = engine.find(e) {
+    if let Some(r) = engine.find_at(hint, e) {
         engine.residents[r].granted = tokens;
     }
     Ok(())
@@ -436,7 +436,11 @@ fn admit(
                 fresh
             };
             for e in fresh {
-                serve(code, sim, s, e, handout, preempted)?;
+                let hint = engine_of(sim, s)?
+                    .engine()
+                    .and_then(|g| g.find(e))
+                    .unwrap_or(0);
+                serve(code, sim, s, hint, e, handout, preempted)?;
             }
             if let Ok(mut service) = engine_of(sim, s)
                 && let Some(engine) = service.engine()

@@ -41,6 +41,12 @@ pub struct Resident {
     pub rank: u32,
     /// Its run statement (for errors in its serve keys).
     pub at: (usize, usize),
+    /// Its session's latest hold admission number (serve order), fixed
+    /// while it is a resident (its session is blocked at the run).
+    pub admission: f64,
+    /// The units its session's hold frames hold in the stage's `memory`
+    /// (`kv_decode`/`kv_prefill`), kept up to date by its growths.
+    pub kv: f64,
 }
 
 /// A step stage's residents and iteration.
@@ -67,6 +73,15 @@ impl Engine {
     /// The resident of session `e`, if any.
     pub fn find(&self, e: Entity) -> Option<usize> {
         self.residents.iter().position(|r| r.session == e)
+    }
+
+    /// The resident of session `e`, looked for first at `hint` (where it
+    /// was, if nobody left before it since).
+    pub fn find_at(&self, hint: usize, e: Entity) -> Option<usize> {
+        match self.residents.get(hint) {
+            Some(r) if r.session == e => Some(hint),
+            _ => self.find(e),
+        }
     }
 
     /// `work(E)`: every resident's remaining tokens, not yet credited.

@@ -8,13 +8,14 @@
 use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
-use super::budget::refresh_budget_left;
+use super::budget::{held_by_frames, refresh_budget_left};
 use super::code::{Code, Stmt};
 use super::eval::{eval, member};
 use super::hold::Step;
 use super::interface::RunError;
 use super::residents::Resident;
 use super::serving::iteration::Mode;
+use super::serving::order::NEVER_ADMITTED;
 use super::sim::{Sim, check_amount, lost};
 use super::stage::{Service, join};
 use crate::ir::RunMode;
@@ -132,6 +133,17 @@ fn join_engine(
             Some(p)
         }
     };
+    let admission = sim
+        .store
+        .dealings
+        .get(e)
+        .ok()
+        .and_then(|d| d.0.as_deref().and_then(|d| d.admission))
+        .map_or(NEVER_ADMITTED, |a| a as f64);
+    let kv = code.steps[s]
+        .as_ref()
+        .and_then(|st| st.memory)
+        .map_or(0.0, |m| held_by_frames(sim, e, m));
     let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
         return Err(lost("stage", now));
     };
@@ -160,6 +172,8 @@ fn join_engine(
         fresh: forming,
         rank: u32::MAX,
         at,
+        admission,
+        kv,
     });
     sim.dirty.engines.insert(s);
     stats.count(s, false, &mut sim.load, now, 1.0);
