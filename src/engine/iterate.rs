@@ -94,13 +94,10 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
     // The residents in serve order, by place: a preemption may take one
     // out anywhere, so each is found again (at its place, normally).
     let mut i = 0;
-    loop {
-        let Some(e) = engine_of(sim, s)?
-            .engine()
-            .and_then(|engine| engine.residents.get(i).map(|r| r.session))
-        else {
-            break;
-        };
+    while let Some(e) = engine_of(sim, s)?
+        .engine()
+        .and_then(|engine| engine.residents.get(i).map(|r| r.session))
+    {
         serve(code, sim, s, i, e, &mut handout, &mut preempted)?;
         i = match engine_of(sim, s)?.engine().and_then(|g| g.find_at(i, e)) {
             Some(j) => j + 1,
