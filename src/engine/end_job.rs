@@ -4,6 +4,8 @@
 //! Invariant: a ps finish whose generation is not the stage's current one
 //! is stale and does nothing (it still counts as an event).
 
+use bevy_ecs::prelude::*;
+
 use super::interface::RunError;
 use super::sim::{Sim, lost};
 use super::stage::{finish_job, finish_ps};
@@ -22,7 +24,8 @@ pub fn end_job(sim: &mut Sim, stage: u32, slot: u32) -> Result<(), RunError> {
         now,
         slot,
         &mut sim.events,
-    ) {
+    ) && e != Entity::PLACEHOLDER
+    {
         sim.ready.0.push_back(e);
     }
     Ok(())
@@ -43,7 +46,10 @@ pub fn end_ps_job(sim: &mut Sim, stage: u32, generation: u64) -> Result<(), RunE
         generation,
     ) {
         sim.dirty.mark(stage);
-        sim.ready.0.push_back(e);
+        // A spill's job has no session waiting for it.
+        if e != Entity::PLACEHOLDER {
+            sim.ready.0.push_back(e);
+        }
     }
     Ok(())
 }

@@ -11,11 +11,23 @@
 
 use smallvec::SmallVec;
 
-use super::code::{Expr, Leaf, Member, Observable, Op};
+use super::code::{CTX_COUNT, Expr, Leaf, Member, Observable, Op};
+use super::kv::KvPools;
 use super::pool::PoolLevels;
 use super::rng::{FirstDraws, Stream};
 use super::stage::StageLoad;
 use crate::ir::{Dist, truth};
+
+/// The serving context variables of a moment (spec §5.4), by
+/// [`super::code::ctx_index`]; NaN outside their moment (the validator
+/// keeps every read at its moment).
+#[derive(Clone, Copy, Debug)]
+pub struct Moment(pub [f64; CTX_COUNT]);
+
+impl Moment {
+    /// No context variable.
+    pub const NONE: Moment = Moment([f64::NAN; CTX_COUNT]);
+}
 
 /// What an expression may read where it is evaluated.
 pub struct Cx<'a> {
@@ -23,6 +35,12 @@ pub struct Cx<'a> {
     pub now: f64,
     /// `present` (jobs at the ps stage whose capacity is evaluated); NaN elsewhere.
     pub present: f64,
+    /// The serving context variables of the moment.
+    pub moment: &'a Moment,
+    /// The serial of the session evaluating (u64::MAX outside a session).
+    pub serial: u64,
+    /// Every pool member's cache (`cachedin`).
+    pub kv: &'a KvPools,
     /// The session's attributes (empty outside a session).
     pub attrs: &'a [f64],
     /// The stream draws come from.
@@ -61,6 +79,8 @@ pub enum Fault {
     },
     /// `~uniform(a, b)` with b below a.
     UniformOrder(f64, f64),
+    /// `budget_left(s)` of a stage that is not a step stage.
+    NotStep,
 }
 
 impl std::fmt::Display for Fault {
@@ -85,6 +105,7 @@ impl std::fmt::Display for Fault {
                 f,
                 "`~uniform({a}, {b})`: parameter b is below a (or NaN), out of range"
             ),
+            Fault::NotStep => write!(f, "budget_left needs a step stage"),
         }
     }
 }
@@ -143,8 +164,13 @@ pub fn eval(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, Fault> {
     }
 }
 
-fn observe(what: Observable, m: usize, cx: &Cx<'_>) -> f64 {
-    match what {
+fn observe(
+    what: Observable,
+    m: usize,
+    cx: &Cx<'_>,
+    stack: &mut SmallVec<[f64; 16]>,
+) -> Result<f64, Fault> {
+    Ok(match what {
         Observable::Queue => cx.load.present[m],
         Observable::Busy => cx.load.busy[m],
         Observable::Work => (cx.work)(m),
@@ -152,7 +178,23 @@ fn observe(what: Observable, m: usize, cx: &Cx<'_>) -> f64 {
         Observable::Free => cx.levels.cap[m] - cx.levels.used[m],
         Observable::Holders => cx.levels.holders[m],
         Observable::Queued => cx.levels.queued[m],
-    }
+        Observable::CachedIn => cx.kv.cached_in(m, cx.serial),
+        Observable::BudgetLeft => {
+            let left = cx.load.budget_left[m];
+            if left.is_nan() {
+                return Err(Fault::NotStep);
+            }
+            left
+        }
+        Observable::EstLambda => cx.load.est[m].lambda(),
+        Observable::EstRho => cx.load.est[m].rho(),
+        Observable::EstWait => cx.load.est[m].wait(),
+        Observable::Price => {
+            let ds = stack.pop().unwrap_or(f64::NAN);
+            let s_hit = stack.pop().unwrap_or(f64::NAN);
+            cx.load.est[m].price(s_hit, ds)
+        }
+    })
 }
 
 fn run(ops: &[Op], cx: &mut Cx<'_>) -> Result<f64, Fault> {
@@ -168,6 +210,7 @@ fn run(ops: &[Op], cx: &mut Cx<'_>) -> Result<f64, Fault> {
             Op::Attr(slot) => cx.attr(slot),
             Op::Now => cx.now,
             Op::Present => cx.present,
+            Op::Ctx(i) => cx.moment.0[i as usize],
             Op::Unary(u) => u.apply(pop(&mut stack)),
             Op::Binary(b) => {
                 let y = pop(&mut stack);
@@ -215,10 +258,10 @@ fn run(ops: &[Op], cx: &mut Cx<'_>) -> Result<f64, Fault> {
                 sample(dist, a, b, cx)?
             }
             Op::SampleConst(dist, a, b) => draw(dist, a, b, cx),
-            Op::Observe(what, m) => observe(what, m as usize, cx),
+            Op::Observe(what, m) => observe(what, m as usize, cx, &mut stack)?,
             Op::ObserveAt(what, base, count) => {
                 let m = member_at(base, count, pop(&mut stack), "")?;
-                observe(what, m, cx)
+                observe(what, m, cx, &mut stack)?
             }
         };
         stack.push(x);

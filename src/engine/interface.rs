@@ -45,14 +45,12 @@ impl RunError {
 
     /// The key words of [`RunError::rule_of`] and the rule each gives, most
     /// specific first (a message with none is `run-time`).
-    pub const RULES: [(&'static str, &'static str); 18] = [
+    pub const RULES: [(&'static str, &'static str); 16] = [
         ("invariant broken", "invariant"),
         ("livelock", "livelock"),
         ("(max_events)", "max-events"),
         ("live sessions at once", "live-limit"),
-        ("not supported yet", "unsupported"),
-        ("not implement", "unsupported"),
-        ("is not shared", "unsupported"),
+        ("is not shared", "share"),
         ("index", "index"),
         ("is negative", "negative"),
         ("NaN", "nan"),

@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 
 use bevy_ecs::prelude::*;
 
+use super::pool::Waiting;
 use super::stats::TimeAvg;
 use crate::report::WindowedAverage;
 
@@ -43,6 +44,8 @@ pub struct Census {
     pub ended_total: u64,
     /// `closed` replacements at one instant: (instant, count).
     pub replacements: (f64, u64),
+    /// Hold admissions so far (the next admission's number, spec §8.1).
+    pub admissions: u64,
 }
 
 impl Census {
@@ -57,6 +60,7 @@ impl Census {
             ended: 0,
             ended_total: 0,
             replacements: (0.0, 0),
+            admissions: 0,
         }
     }
 
@@ -78,13 +82,18 @@ pub struct Observed {
     pub next_lease: u64,
 }
 
-/// ps stages whose job set changed since the last issue, each once.
+/// What the walk at a settle's end visits: ps stages whose job set
+/// changed since the last issue, each once, and step stages that may
+/// start an iteration.
 #[derive(Resource, Clone, Debug)]
 pub struct DirtyPs {
     /// The stages, in the order they changed.
     pub list: Vec<u32>,
     /// Whether each stage is in `list`.
     pub marked: Vec<bool>,
+    /// Step stages to try (residents joined, an iteration ended, a hold
+    /// joined a queue they admit for).
+    pub engines: Waiting,
 }
 
 impl DirtyPs {

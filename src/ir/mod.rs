@@ -91,6 +91,14 @@ pub const BUILTIN_ATTRS: [&str; 9] = [
 pub const SLOT_SERIAL: usize = 1;
 /// Slot of the built-in attribute `turn_no`.
 pub const SLOT_TURN: usize = 2;
+/// Slot of the built-in attribute `cached` (what an admission consumed).
+pub const SLOT_CACHED: usize = 0;
+/// Slot of the built-in attribute `new` (a trace row's new tokens).
+pub const SLOT_NEW: usize = 3;
+/// Slot of the built-in attribute `more` (whether trace rows remain).
+pub const SLOT_MORE: usize = 6;
+/// Slot of the built-in attribute `computed` (a preempted hold's position).
+pub const SLOT_COMPUTED: usize = 8;
 
 /// A linked program.
 ///
