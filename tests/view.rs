@@ -58,6 +58,17 @@ fn examples() -> Vec<(String, PathBuf)> {
     out
 }
 
+/// Every example program, linked.
+fn example_programs() -> Vec<serq::ValidProgram> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    examples()
+        .into_iter()
+        .map(|(name, _)| {
+            compile(&std::fs::read_to_string(root.join(&name)).expect("readable example"))
+        })
+        .collect()
+}
+
 #[test]
 fn every_example_draws_as_its_golden_file() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -141,12 +152,8 @@ fn a_flows_stations_are_adjacent_in_run_order() {
 
 #[test]
 fn no_arrow_runs_between_the_stations_of_one_flow() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut programs = vec![compile(REORDERED)];
-    for (name, _) in examples() {
-        let source = std::fs::read_to_string(root.join(&name)).expect("readable example");
-        programs.push(compile(&source));
-    }
+    programs.extend(example_programs());
     let mut rails = 0;
     for program in &programs {
         let layout = view::layout(program);
@@ -341,20 +348,11 @@ run { horizon 10; }
 #[test]
 fn a_lease_links_its_pool_to_the_runs_made_while_it_keeps_the_units() {
     let layout = view::layout(&compile(LEASED));
-    let station = |name: &str| {
-        layout
-            .stations
-            .iter()
-            .position(|s| s.label == name)
-            .expect("drawn") as i64
+    let at = |row: &[view::Station], name: &str| {
+        row.iter().position(|s| s.label == name).expect("drawn") as i64
     };
-    let pool = |name: &str| {
-        layout
-            .pools
-            .iter()
-            .position(|p| p.label == name)
-            .expect("drawn") as i64
-    };
+    let station = |name: &str| at(&layout.stations, name);
+    let pool = |name: &str| at(&layout.pools, name);
     let leases: Vec<(i64, i64, &str)> = layout
         .leases
         .iter()
@@ -399,10 +397,7 @@ fn meet(a: (i32, i32), b: (i32, i32), c: (i32, i32), d: (i32, i32)) -> bool {
 fn pool_links_cross_only_where_their_pools_and_runs_stand_in_opposite_orders() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut programs = vec![compile(LEASED)];
-    for (name, _) in examples() {
-        let source = std::fs::read_to_string(root.join(&name)).expect("readable example");
-        programs.push(compile(&source));
-    }
+    programs.extend(example_programs());
     let nixl = std::fs::read_to_string(root.join("examples/pd-disaggregation/nixl_pull.sq"))
         .expect("readable example");
     let two = Overrides {
