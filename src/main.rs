@@ -190,8 +190,10 @@ enum Command {
     /// Draw the deployment: stations, pools and the session's path.
     ///
     /// One box per stage member, the pools above them with dashed links to
-    /// the runs held inside them, the path as arrows in program order, a
-    /// run over several stages as one bracketed job. Example:
+    /// the runs held inside them (dotted, `lease`, to the runs a lease keeps
+    /// their units through), the path as arrows in program order (a branch's
+    /// arrows labelled with its guard or `else`, a loop's way back with
+    /// `repeat`), a run over several stages as one bracketed job. Example:
     ///
     ///   serq draw examples/pd-disaggregation/pull_maxmin.sq -o pd.svg
     Draw {
