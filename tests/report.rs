@@ -207,7 +207,10 @@ fn a_wide_figure_widens_its_column_instead_of_touching_the_next() {
         .collect();
     assert_eq!(row[..3], ["kvP", "11759.553", "36239.694"]);
     // The header stays over its column: right edges line up.
-    let head = table.lines().find(|l| l.starts_with("pool")).expect("header");
+    let head = table
+        .lines()
+        .find(|l| l.starts_with("pool"))
+        .expect("header");
     let line = table.lines().find(|l| l.starts_with("kvP ")).expect("row");
     let right = |l: &str, word: &str| l.find(word).map(|i| i + word.len());
     assert_eq!(right(head, "cached"), right(line, "36239.694"));
