@@ -318,19 +318,44 @@ fn serve(
         k = position;
     }
     let withdrawal = handout.take(mode, tokens, k);
+    if withdrawal == Withdrawal::Decodes {
+        withdraw_decodes(sim, s)?;
+    }
     let mut service = engine_of(sim, s)?;
     let Some(engine) = service.engine() else {
         return Ok(());
     };
-    if withdrawal == Withdrawal::Decodes {
+    if let Some(r) = engine.find_at(hint, e) {
+        engine.residents[r].granted = tokens;
+    }
+    Ok(())
+}
+
+/// Under `exclusive prefill`, a prefill admitted in the iteration took it
+/// alone: the decode grants made before it are withdrawn, and a growing
+/// decode's position goes back by its token (its grown allocation stays,
+/// as in the reference: tests/serving/serve_exclusive_withdrawn_decode).
+fn withdraw_decodes(sim: &mut Sim, s: usize) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let mut taken: SmallVec<[(Entity, u32, f64); 4]> = SmallVec::new();
+    if let Some(engine) = engine_of(sim, s)?.engine() {
         for r in engine.residents.iter_mut() {
-            if r.mode == Mode::Decode {
+            if r.mode == Mode::Decode && r.granted > 0.0 {
+                if let Some(p) = r.growing {
+                    taken.push((r.session, p, r.granted));
+                }
                 r.granted = 0.0;
             }
         }
     }
-    if let Some(r) = engine.find_at(hint, e) {
-        engine.residents[r].granted = tokens;
+    for (e, p, tokens) in taken {
+        let Some((h, i)) = innermost(sim, e, p) else {
+            continue;
+        };
+        let Ok(mut d) = sim.store.dealings.get_mut(e) else {
+            return Err(lost("session", now));
+        };
+        d.get().holds[h].pools[i].position -= tokens;
     }
     Ok(())
 }
