@@ -280,14 +280,18 @@ fn session_counts_add_up_when_sessions_outlive_the_horizon() {
     );
 }
 
-/// Every example and conformance program, as the repository holds them.
+/// Every example and conformance program, and the serving corpus, as the
+/// repository holds them.
 fn corpus() -> Vec<(String, String)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     for dir in [
         "examples/single-turn",
         "examples/pd-disaggregation",
+        "examples/multi-turn",
         "tests/conformance",
+        "tests/conformance/t2",
+        "tests/serving",
     ] {
         let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
             .expect("the directory exists")
@@ -304,11 +308,13 @@ fn corpus() -> Vec<(String, String)> {
 }
 
 #[test]
-fn every_example_and_conformance_program_keeps_the_invariants_after_every_event() {
+fn every_example_conformance_and_serving_program_keeps_the_invariants_after_every_event() {
     let corpus = corpus();
-    assert!(corpus.len() > 60, "{} programs", corpus.len());
-    for (path, text) in corpus {
-        let Ok(program) = serq::compile_source(&text, &serq::Overrides::default()) else {
+    assert!(corpus.len() > 200, "{} programs", corpus.len());
+    for (path, _) in corpus {
+        // From the file, so a trace or a library beside it resolves.
+        let file = std::path::Path::new(&path);
+        let Ok(program) = serq::compile_file(file, &serq::Overrides::default()) else {
             continue; // a rejection case
         };
         let plain = serq::run(&program);

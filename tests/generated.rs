@@ -1,4 +1,5 @@
-//! Property tests over generated Tier-1 programs (tests/gen/mod.rs): every one
+//! Property tests over generated programs (tests/gen/mod.rs), Tier 1 and
+//! serving: every one
 //! links, its IR round-trips through JSON, and (with the engine) it runs to
 //! a report of finite figures that one seed reproduces.
 
@@ -126,6 +127,31 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(config(200))]
+
+    #[test]
+    fn generated_serving_programs_run_keeping_the_invariants(program in generator::serving_program()) {
+        let source = program.to_string();
+        let linked = link(&source);
+        // Beyond the kernel's checks: a pool's allocation and cache within
+        // its capacity (a spill target excepted), an iteration's grants
+        // within its budget, a growing resident's position within its
+        // allocation.
+        let mut options = RunOptions {
+            max_events: Some(MAX_EVENTS),
+            check_invariants: true,
+            ..RunOptions::default()
+        };
+        let (report, counts) = serq::engine::run_counted(&linked, &mut options)
+            .unwrap_or_else(|e| panic!("a generated serving program fails at run time: {e:?}\n{source}"));
+        assert_finite(&report, &source);
+        prop_assert_eq!(counts.live, counts.created - counts.ended, "live sessions of\n{}", source);
+        let again = serq::run(&linked).expect("ran once");
+        prop_assert_eq!(report.to_json(true), again.to_json(true), "two runs of\n{}", source);
+    }
+}
+
 #[test]
 fn a_horizon_of_1e300_ends_when_the_events_run_out() {
     let source = "stage s : ps(1);\nworkload { arrive batch(3); }\nsession { run s (1); }\nrun { horizon 1e300; }\n";
@@ -163,4 +189,42 @@ fn the_generator_makes_programs_with_flows_holds_loops_and_every_arrival() {
         "{flows} {holds} {loops} {leases}"
     );
     assert!(arrivals.iter().all(|&n| n > 30), "{arrivals:?}");
+}
+
+#[test]
+fn the_serving_generator_exercises_the_engine_its_pools_server_and_traces() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let (mut servers, mut traces, mut spills) = (0, 0, 0);
+    let (mut iterated, mut preempted, mut cached, mut spilled) = (0, 0, 0, 0);
+    for _ in 0..300 {
+        let p = generator::serving_program()
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        let text = p.to_string();
+        servers += usize::from(text.contains("server {"));
+        traces += usize::from(text.contains("trace \""));
+        spills += usize::from(text.contains(" spill "));
+        let report = serq::run(&link(&text)).expect("runs");
+        let kv = report
+            .pools
+            .iter()
+            .find(|q| q.name == "kv_e")
+            .expect("kv_e");
+        let eng = report.stages.iter().find(|s| s.name == "eng").expect("eng");
+        iterated += usize::from(eng.iterations > 0);
+        preempted += usize::from(kv.preemptions > 0);
+        cached += usize::from(kv.mean_cached > 0.0);
+        spilled += usize::from(kv.spills > 0);
+    }
+    assert!(
+        servers > 100 && traces > 150 && spills > 100,
+        "{servers} {traces} {spills}"
+    );
+    assert!(
+        iterated > 120 && preempted > 0 && cached > 80 && spilled > 20,
+        "{iterated} {preempted} {cached} {spilled}"
+    );
 }

@@ -159,6 +159,7 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
         engine.generation += 1;
         engine.iterations += 1;
         engine.served = totals.served;
+        engine.budget = budget;
         engine.generation
     };
     if let Ok((service, _)) = sim.store.stages.get(sim.members.stages[s]) {
