@@ -8,6 +8,7 @@
 mod generator;
 
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 use serq::{Overrides, RunOptions, compile_ir, compile_source};
 
 /// Generated programs run under a small horizon: a few thousand events at
@@ -93,62 +94,65 @@ fn assert_finite(report: &serq::Report, source: &str) {
     }
 }
 
-proptest! {
-    #![proptest_config(config(200))]
-
-    #[test]
-    fn generated_programs_run_to_finite_reports_that_one_seed_reproduces(program in generator::program()) {
-        let source = program.to_string();
-        let linked = link(&source);
-        // The engine checks its invariants after every event (pools within
-        // capacity, flow rates within every shared stage, live sessions =
-        // created - ended); the cap turns a runaway program into an error.
-        let mut options = RunOptions {
-            max_events: Some(MAX_EVENTS),
-            check_invariants: true,
-            ..RunOptions::default()
-        };
-        let (report, counts) = serq::engine::run_counted(&linked, &mut options)
-            .unwrap_or_else(|e| panic!("a generated program fails at run time: {e:?}\n{source}"));
-        assert_finite(&report, &source);
-        prop_assert_eq!(counts.created, report.arrivals, "sessions created in\n{}", source);
-        prop_assert_eq!(
-            counts.live,
-            counts.created - counts.ended,
-            "live sessions counted one by one, of\n{}",
-            source
-        );
-        // `ended` in the report counts only ends at or after the warm-up.
-        prop_assert!(counts.ended >= report.ended, "{:?} {} of\n{}", counts, report.ended, source);
-        let again = serq::run(&linked).expect("ran once");
-        // As JSON: the same seed gives the same report, digit for digit,
-        // and checking the invariants changed nothing.
-        prop_assert_eq!(report.to_json(true), again.to_json(true), "two runs of\n{}", source);
-    }
+/// Runs a generated program with the invariants checked after every event
+/// (pools within capacity, and with their cache; flow rates within every
+/// shared stage; an iteration's grants within its budget; a growing
+/// resident's position within its allocation; live sessions = created -
+/// ended); the cap turns a runaway program into an error. Its report is
+/// finite and one seed reproduces it.
+fn runs_checked_and_reproducibly(source: &str) -> Result<(), TestCaseError> {
+    let linked = link(source);
+    let mut options = RunOptions {
+        max_events: Some(MAX_EVENTS),
+        check_invariants: true,
+        ..RunOptions::default()
+    };
+    let (report, counts) = serq::engine::run_counted(&linked, &mut options)
+        .unwrap_or_else(|e| panic!("a generated program fails at run time: {e:?}\n{source}"));
+    assert_finite(&report, source);
+    prop_assert_eq!(
+        counts.created,
+        report.arrivals,
+        "sessions created in\n{}",
+        source
+    );
+    prop_assert_eq!(
+        counts.live,
+        counts.created - counts.ended,
+        "live sessions counted one by one, of\n{}",
+        source
+    );
+    // `ended` in the report counts only ends at or after the warm-up.
+    prop_assert!(
+        counts.ended >= report.ended,
+        "{:?} {} of\n{}",
+        counts,
+        report.ended,
+        source
+    );
+    let again = serq::run(&linked).expect("ran once");
+    // As JSON: the same seed gives the same report, digit for digit,
+    // and checking the invariants changed nothing.
+    prop_assert_eq!(
+        report.to_json(true),
+        again.to_json(true),
+        "two runs of\n{}",
+        source
+    );
+    Ok(())
 }
 
 proptest! {
     #![proptest_config(config(200))]
 
     #[test]
+    fn generated_programs_run_to_finite_reports_that_one_seed_reproduces(program in generator::program()) {
+        runs_checked_and_reproducibly(&program.to_string())?;
+    }
+
+    #[test]
     fn generated_serving_programs_run_keeping_the_invariants(program in generator::serving_program()) {
-        let source = program.to_string();
-        let linked = link(&source);
-        // Beyond the kernel's checks: a pool's allocation and cache within
-        // its capacity (a spill target excepted), an iteration's grants
-        // within its budget, a growing resident's position within its
-        // allocation.
-        let mut options = RunOptions {
-            max_events: Some(MAX_EVENTS),
-            check_invariants: true,
-            ..RunOptions::default()
-        };
-        let (report, counts) = serq::engine::run_counted(&linked, &mut options)
-            .unwrap_or_else(|e| panic!("a generated serving program fails at run time: {e:?}\n{source}"));
-        assert_finite(&report, &source);
-        prop_assert_eq!(counts.live, counts.created - counts.ended, "live sessions of\n{}", source);
-        let again = serq::run(&linked).expect("ran once");
-        prop_assert_eq!(report.to_json(true), again.to_json(true), "two runs of\n{}", source);
+        runs_checked_and_reproducibly(&program.to_string())?;
     }
 }
 
