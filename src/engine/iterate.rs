@@ -52,13 +52,17 @@ fn has_work(code: &Code, sim: &Sim, s: usize) -> bool {
     if engine.running {
         return false;
     }
-    !engine.residents.is_empty()
-        || code.admits[s].iter().any(|&p| {
-            sim.store
-                .pools
-                .get(sim.members.pools[p as usize])
-                .is_ok_and(|(w, _)| !w.queue.is_empty())
-        })
+    !engine.residents.is_empty() || has_queue(code, sim, s)
+}
+
+/// Whether a pool that step stage `s` admits for has a waiting hold.
+fn has_queue(code: &Code, sim: &Sim, s: usize) -> bool {
+    code.admits[s].iter().any(|&p| {
+        sim.store
+            .pools
+            .get(sim.members.pools[p as usize])
+            .is_ok_and(|(w, _)| !w.queue.is_empty())
+    })
 }
 
 /// At a quiet settle's end: step stage `s` starts an iteration if it is
@@ -109,6 +113,13 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
     }
     let totals = handout.totals();
     if totals.served == 0 && !preempted {
+        // A queue head that did not fit is tried again at every quiet
+        // settle's end, as in 0.1.0: units may come back by a `release`
+        // or a lease's end, or its units may read the clock
+        // (tests/serving/admit_via_retried_every_settle).
+        if has_queue(code, sim, s) {
+            sim.dirty.engines.insert(s);
+        }
         refresh_budget_left(code, sim, s)?;
         return Ok(());
     }
