@@ -12,9 +12,21 @@ use pyo3::types::{PyBytes, PyTuple};
 use serq::report::{Observation, PoolRow, Report, StageRow};
 
 /// The layout of the tuples below; raised when one changes.
-const LAYOUT: u32 = 1;
+const LAYOUT: u32 = 2;
 
-type RunState = (String, f64, f64, f64, u64, u64, u64, u64, u64, f64);
+type RunState<'py> = (
+    String,
+    f64,
+    f64,
+    f64,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    f64,
+    Bound<'py, PyBytes>,
+);
 type StageState = (
     String,
     Option<usize>,
@@ -33,10 +45,10 @@ type PoolState = (
 );
 
 /// `(LAYOUT, run, observes, stages, pools)` of a report; each observation
-/// is its name and its samples' bytes.
+/// is its name and its samples' bytes, the live series its bytes too.
 type ReportState<'py> = (
     u32,
-    RunState,
+    RunState<'py>,
     Vec<(String, Bound<'py, PyBytes>)>,
     Vec<StageState>,
     Vec<PoolState>,
@@ -44,7 +56,7 @@ type ReportState<'py> = (
 
 /// A report's [`ReportState`].
 pub fn report_state<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyTuple>> {
-    let run: RunState = (
+    let run: RunState<'py> = (
         r.source_name.clone(),
         r.horizon,
         r.end,
@@ -55,14 +67,12 @@ pub fn report_state<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyT
         r.ended,
         r.turns,
         r.mean_live,
+        bytes_of(py, &r.live_series),
     );
     let observes: Vec<(String, Bound<'py, PyBytes>)> = r
         .observes
         .iter()
-        .map(|o| {
-            let bytes: Vec<u8> = o.samples.iter().flat_map(|x| x.to_le_bytes()).collect();
-            (o.name.clone(), PyBytes::new(py, &bytes))
-        })
+        .map(|o| (o.name.clone(), bytes_of(py, &o.samples)))
         .collect();
     let stages: Vec<StageState> = r
         .stages
@@ -118,25 +128,24 @@ pub fn report_from_state(state: &Bound<'_, PyAny>) -> PyResult<Report> {
             "a serq report pickled in layout {layout}; this serq reads layout {LAYOUT}"
         )));
     }
-    let (source_name, horizon, end, warmup, seed, events, arrivals, ended, turns, mean_live) = run;
+    let (
+        source_name,
+        horizon,
+        end,
+        warmup,
+        seed,
+        events,
+        arrivals,
+        ended,
+        turns,
+        mean_live,
+        live_series,
+    ) = run;
+    let live_series = f64s_of(&live_series, "the live series")?;
     let observes = observes
         .into_iter()
         .map(|(name, bytes)| {
-            let bytes = bytes.as_bytes();
-            if bytes.len() % 8 != 0 {
-                return Err(PyValueError::new_err(format!(
-                    "the samples of `{name}` are {} bytes, not whole f64s",
-                    bytes.len()
-                )));
-            }
-            let samples = bytes
-                .chunks_exact(8)
-                .map(|c| {
-                    let mut word = [0u8; 8];
-                    word.copy_from_slice(c);
-                    f64::from_le_bytes(word)
-                })
-                .collect();
+            let samples = f64s_of(&bytes, &format!("the samples of `{name}`"))?;
             Ok(Observation { name, samples })
         })
         .collect::<PyResult<Vec<_>>>()?;
@@ -184,10 +193,36 @@ pub fn report_from_state(state: &Bound<'_, PyAny>) -> PyResult<Report> {
         ended,
         turns,
         mean_live,
+        live_series,
         observes,
         stages,
         pools,
     })
+}
+
+/// Numbers as their little-endian IEEE bytes.
+fn bytes_of<'py>(py: Python<'py>, xs: &[f64]) -> Bound<'py, PyBytes> {
+    let bytes: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()).collect();
+    PyBytes::new(py, &bytes)
+}
+
+/// The numbers [`bytes_of`] wrote; `what` names them in the error.
+fn f64s_of(bytes: &Bound<'_, PyBytes>, what: &str) -> PyResult<Vec<f64>> {
+    let bytes = bytes.as_bytes();
+    if bytes.len() % 8 != 0 {
+        return Err(PyValueError::new_err(format!(
+            "{what} are {} bytes, not whole f64s",
+            bytes.len()
+        )));
+    }
+    Ok(bytes
+        .chunks_exact(8)
+        .map(|c| {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(c);
+            f64::from_le_bytes(word)
+        })
+        .collect())
 }
 
 type FailureState = (
