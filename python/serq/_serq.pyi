@@ -89,16 +89,15 @@ class Observe:
         """Every sample, in recording order."""
     @property
     def times(self) -> List[float]:
-        """When each sample was taken. Raises NotImplementedError: serq's
-        engine does not record it yet."""
+        """When each sample was taken (the clock), in the samples' order.
+        A study's replication keeps none: ValueError."""
     @property
     def sessions(self) -> List[int]:
-        """Which session took each sample. Raises NotImplementedError: serq's
-        engine does not record it yet."""
+        """The serial of the session that took each sample."""
     @property
     def turns(self) -> List[int]:
-        """In which turn each sample was taken. Raises NotImplementedError:
-        serq's engine does not record it yet."""
+        """The turn each sample was taken in: its session's ``turn_no`` then
+        (0 before the first ``turn;`` and in the ``init`` block)."""
 
 @final
 class Stage:

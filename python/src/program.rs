@@ -350,7 +350,14 @@ pub fn compile<'py>(
 /// run-time error raises `RunError` (a `ValueError`).
 #[pyfunction]
 pub fn run(py: Python<'_>, program: &Program) -> PyResult<Report> {
-    let result = py.detach(|| serq::run(&program.ir));
+    // pyserq's reports know each sample's time, session and turn.
+    let result = py.detach(|| {
+        let mut options = serq::RunOptions {
+            provenance: true,
+            ..serq::RunOptions::default()
+        };
+        serq::run_with(&program.ir, &mut options)
+    });
     let mut report = result.map_err(|e| program.run_error(&e))?;
     report.source_name = program.name.clone();
     Ok(Report::new(report))
