@@ -63,7 +63,7 @@ fn rule() {
 }
 
 /// Rules no fixture can reach through `serq run`, each with the reason.
-const UNREACHABLE: [(&str, &str); 5] = [
+const UNREACHABLE: [(&str, &str); 6] = [
     (
         "invariant",
         "an engine bug: checked only with RunOptions::check_invariants",
@@ -83,6 +83,10 @@ const UNREACHABLE: [(&str, &str); 5] = [
     (
         "shared-stage-mode",
         "the linker refuses `prefill`/`decode` runs (unsupported) before the validator sees them",
+    ),
+    (
+        "trace-unused",
+        "IR given --trace without a trace workload: an IR fixture takes no flags; tests/traces.rs pins it",
     ),
 ];
 
