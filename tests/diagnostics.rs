@@ -63,7 +63,7 @@ fn rule() {
 }
 
 /// Rules no fixture can reach through `serq run`, each with the reason.
-const UNREACHABLE: [(&str, &str); 6] = [
+const UNREACHABLE: [(&str, &str); 5] = [
     (
         "invariant",
         "an engine bug: checked only with RunOptions::check_invariants",
@@ -79,10 +79,6 @@ const UNREACHABLE: [(&str, &str); 6] = [
     (
         "live-limit",
         "10^7 live sessions take about 3 GB: tests/hostile.rs checks it in release builds",
-    ),
-    (
-        "shared-stage-mode",
-        "the linker refuses `prefill`/`decode` runs (unsupported) before the validator sees them",
     ),
     (
         "trace-unused",

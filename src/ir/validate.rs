@@ -886,7 +886,7 @@ impl Validator<'_> {
         let step = matches!(self.p.stages[stage.base].kind, StageKind::Step(_));
         if let Some(name) = shared {
             if mode != RunMode::Plain || growing.is_some() {
-                self.err("shared-stage-mode", format!(
+                self.err_help("shared-stage-mode", "run a step stage on its own (`run E prefill (T);`) and a transfer over shared stages as a plain run of its own", format!(
                     "a run on the shared stage `{name}` must be plain: no `prefill`/`decode` mode and no `growing`"
                 ));
             }
