@@ -110,10 +110,7 @@ pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<ValidProgram, Vec
                 ),
             )]);
         };
-        spec.path = std::path::absolute(given)
-            .unwrap_or_else(|_| given.clone())
-            .display()
-            .to_string();
+        spec.path = absolute(given).display().to_string();
     }
     apply_overrides(overrides, &mut program);
     program.validate()
@@ -350,7 +347,7 @@ pub fn compile_text_at(
     let resolved = match &overrides.trace {
         // The caller's file, from the caller's directory: made absolute so
         // a run elsewhere (a worker, another directory) reads the same one.
-        Some(given) => std::path::absolute(given).unwrap_or_else(|_| given.clone()),
+        Some(given) => absolute(given),
         None => path.parent().unwrap_or(Path::new("")).join(&spec.path),
     };
     trace::Trace::read(&resolved).map_err(|error| CompileError::Trace {
@@ -424,6 +421,11 @@ fn clock_text(t: f64) -> String {
     } else {
         format!("{t}")
     }
+}
+
+/// `path` from the current directory (as given if there is none to read).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Writes the overrides into IR read from JSON (the linker applies them

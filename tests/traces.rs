@@ -137,7 +137,8 @@ fn a_trace_override_needs_a_trace_workload() {
         trace: Some(fixture("good.csv")),
         ..Overrides::default()
     };
-    let plain = "stage d : delay; workload { arrive batch(1); } session { run d (1); } run { horizon 5; }";
+    let plain =
+        "stage d : delay; workload { arrive batch(1); } session { run d (1); } run { horizon 5; }";
     match serq::compile_text_at(plain, Path::new("plain.sq"), &overrides) {
         Err(e @ CompileError::Trace { .. }) => {
             assert!(e.to_string().contains("no `trace` workload"), "{e}")
@@ -147,8 +148,13 @@ fn a_trace_override_needs_a_trace_workload() {
     // IR: the override is written into a program that replays, refused otherwise.
     let replaying = compile_file(&fixture("program.sq"), &Overrides::default()).unwrap();
     let ir = serq::compile_ir(&replaying.to_json(), &overrides).unwrap();
-    assert_eq!(ir.trace.as_ref().map(|t| PathBuf::from(&t.path)), Some(fixture("good.csv")));
-    let json = serq::compile_source(plain, &Overrides::default()).unwrap().to_json();
+    assert_eq!(
+        ir.trace.as_ref().map(|t| PathBuf::from(&t.path)),
+        Some(fixture("good.csv"))
+    );
+    let json = serq::compile_source(plain, &Overrides::default())
+        .unwrap()
+        .to_json();
     let refused = serq::compile_ir(&json, &overrides).unwrap_err();
     assert_eq!(refused[0].rule, "trace-unused");
 }

@@ -87,8 +87,8 @@ pub struct Observed {
 }
 
 impl Observed {
-    /// Records sample `v` of observation `index`, taken now by the session
-    /// and turn `whence` gives (called only when provenance is kept).
+    /// Records sample `v` of observation `index`, taken at `now`; when the
+    /// run keeps provenance, `whence` is called for the session and turn.
     pub fn record(&mut self, index: u32, v: f64, now: f64, whence: impl FnOnce() -> (u64, u64)) {
         let index = index as usize;
         if let Some(samples) = self.samples.get_mut(index) {
