@@ -209,17 +209,17 @@ pub fn run_workload_block(
                 *a = v;
             }
         } else {
-            observe(code, sim, target, v);
+            observe(code, sim, target, v, (serial, turn));
         }
     }
     Ok(())
 }
 
-/// Records an observation (at or after warm-up).
-pub fn observe(code: &Code, sim: &mut Sim, index: u32, v: f64) {
-    if sim.clock.now >= code.program.warmup
-        && let Some(samples) = sim.observed.samples.get_mut(index as usize)
-    {
-        samples.push(v);
+/// Records an observation (at or after warm-up) taken by session and
+/// turn `whence`.
+pub fn observe(code: &Code, sim: &mut Sim, index: u32, v: f64, whence: (u64, u64)) {
+    let now = sim.clock.now;
+    if now >= code.program.warmup {
+        sim.observed.record(index, v, now, || whence);
     }
 }

@@ -87,6 +87,7 @@ pub fn build(program: &ValidProgram) -> World {
     world.insert_resource(Census::new(warmup, prog.horizon));
     world.insert_resource(Observed {
         samples: vec![Vec::new(); prog.observes.len()],
+        provenance: None,
         turns: 0,
         next_lease: 0,
     });
@@ -189,6 +190,10 @@ pub fn run(
         _ => 1,
     };
     spawn_sessions(&mut world, initial);
+    if options.provenance {
+        world.resource_mut::<Observed>().provenance =
+            Some(vec![Default::default(); prog.observes.len()]);
+    }
     let mut state: SystemState<(Res<Code>, Sim)> = SystemState::new(&mut world);
     let check = options.check_invariants;
     let mut checks = Schedule::default();

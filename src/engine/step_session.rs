@@ -218,10 +218,9 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
             }
             Stmt::Observe(index, x) => {
                 let v = eval(x, &mut cx).map_err(|f| fail(at, f.to_string()))?;
-                if now >= warmup
-                    && let Some(samples) = observed.samples.get_mut(*index as usize)
-                {
-                    samples.push(v);
+                if now >= warmup {
+                    let turn = || cx.attrs.get(ir::SLOT_TURN).map_or(0, |&t| t as u64);
+                    observed.record(*index, v, now, || (serial, turn()));
                 }
             }
             Stmt::Branch(guard, then, other) => {
