@@ -35,7 +35,7 @@ use super::resources::{Census, ChooseScratch, Clock, DirtyPs, Members, Observed,
 use super::rng::{Purpose, Stream, Streams};
 use super::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
 use super::settle::settle;
-use super::sim::Sim;
+use super::sim::{Sim, SimParam};
 use super::stage::{Service, StageLoad, StageStats};
 use crate::ir::{self, Arrival, Share, ValidProgram};
 use crate::report::Report;
@@ -165,14 +165,15 @@ pub fn run(
         _ => 1,
     };
     spawn_sessions(&mut world, initial);
-    let mut state: SystemState<(Res<Code>, Sim)> = SystemState::new(&mut world);
+    let mut state: SystemState<(Res<Code>, SimParam)> = SystemState::new(&mut world);
     let check = options.check_invariants;
     let mut checks = Schedule::default();
     checks.add_systems(check_invariants);
     {
-        let (code, mut sim) = state
+        let (code, sim) = state
             .get_mut(&mut world)
             .map_err(|_| super::sim::lost("resource", 0.0))?;
+        let mut sim = sim.into_sim();
         let code = &*code;
         match &prog.arrival {
             Arrival::Batch(n) | Arrival::Closed(n) => {
@@ -209,15 +210,17 @@ pub fn run(
         let (code, sim) = state
             .get_mut(&mut world)
             .map_err(|_| super::sim::lost("resource", 0.0))?;
+        let sim = sim.into_sim();
         if drained(&sim, limit) {
             return Err(drained_too_early(&code, &sim));
         }
     }
     let end = loop {
         let pause = {
-            let (code, mut sim) = state
+            let (code, sim) = state
                 .get_mut(&mut world)
                 .map_err(|_| super::sim::lost("resource", 0.0))?;
+            let mut sim = sim.into_sim();
             let code = &*code;
             let stop_at = sim.events.taken + if check { 1 } else { STRETCH };
             loop {
@@ -283,9 +286,10 @@ pub fn run(
         }
     };
     {
-        let (code, mut sim) = state
+        let (code, sim) = state
             .get_mut(&mut world)
             .map_err(|_| super::sim::lost("resource", 0.0))?;
+        let sim = sim.into_sim();
         if let Some(limit) = prog.arrivals
             && end == prog.horizon
             && !drained(&sim, limit)
