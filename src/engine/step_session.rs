@@ -15,12 +15,12 @@ use bevy_ecs::prelude::*;
 
 use super::arrive::run_workload_block;
 use super::code::{Code, Expr, Stmt};
-use super::end_session::{LIVELOCK, end_session};
+use super::end_session::{LIVELOCK, end_closed_session};
 use super::eval::{Cx, Fault, eval};
 use super::hold::{Step, end_hold, grow, join_hold, load, release};
 use super::interface::{MAX_CHOOSE_COUNT, RunError};
 use super::resources::ChooseScratch;
-use super::run_job::run_job;
+use super::run_job::{Held, evaluate_run, run_job};
 use super::session::{Frame, FrameKind};
 use super::sim::{Sim, lost, stage_work};
 use crate::ir;
@@ -29,25 +29,33 @@ use crate::ir;
 enum Stop {
     /// At a statement that needs the whole world: (block, index).
     Wide(usize, usize),
+    /// At a `run`, its stages and work evaluated.
+    Run((usize, usize), Held, f64),
     /// At the end of a hold's body (its frame already popped).
     HoldEnded,
-    /// At the end of the session.
-    End,
+    /// At the end of the session (its continuation emptied, no longer
+    /// live): its serial.
+    End(u64),
 }
 
 /// Runs session `e` until it blocks or ends.
 pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     loop {
         let at = match narrow(code, sim, e)? {
-            Stop::End => return end_session(code, sim, e),
+            Stop::End(serial) => return end_closed_session(code, sim, e, serial),
             Stop::HoldEnded => {
                 end_hold(code, sim, e)?;
+                continue;
+            }
+            Stop::Run(at, held, w) => {
+                if run_job(code, sim, e, at, &held, w)? == Step::Stop {
+                    return Ok(());
+                }
                 continue;
             }
             Stop::Wide(b, i) => (b, i),
         };
         let step = match &code.blocks[at.0][at.1] {
-            Stmt::Run { .. } => run_job(code, sim, e, at)?,
             Stmt::Hold { .. } => join_hold(code, sim, e, at)?,
             Stmt::Grow(..) => grow(code, sim, e, at)?,
             Stmt::Load(..) => {
@@ -61,10 +69,6 @@ pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunErro
             Stmt::Turn => {
                 turn(code, sim, e)?;
                 Step::Next
-            }
-            Stmt::End => {
-                end_session(code, sim, e)?;
-                Step::Stop
             }
             Stmt::Unsupported(message) => {
                 return Err(sim.session_error(e, at, (*message).into()));
@@ -117,9 +121,10 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
     let Ok((mut cont, mut draws, mut life)) = store.sessions.get_mut(e) else {
         return Err(lost("session", now));
     };
-    let frames = &mut cont.0;
-    let rng = &mut draws.0;
-    let life = &mut *life;
+    // Nothing reads change ticks (engine/sim.rs).
+    let frames = &mut cont.bypass_change_detection().0;
+    let rng = &mut draws.bypass_change_detection().0;
+    let life = life.bypass_change_detection();
     let stages = &store.stages;
     let scratch = &mut *store.scratch;
     let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
@@ -133,7 +138,8 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
     };
     loop {
         let Some(frame) = frames.last_mut() else {
-            return Ok(Stop::End);
+            life.live = false;
+            return Ok(Stop::End(life.serial));
         };
         let block = &code.blocks[frame.block as usize];
         let at = (frame.block as usize, frame.pc as usize);
@@ -149,7 +155,11 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
                     frames.pop();
                     return Ok(Stop::HoldEnded);
                 }
-                FrameKind::Top => return Ok(Stop::End),
+                FrameKind::Top => {
+                    frames.clear();
+                    life.live = false;
+                    return Ok(Stop::End(life.serial));
+                }
             }
         } else {
             frame.pc += 1;
@@ -240,6 +250,16 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
                 if let Some(a) = attrs.of_mut(row).get_mut(*var as usize) {
                     *a = best;
                 }
+            }
+            Stmt::Run { stage, work, also } => {
+                let (held, w) =
+                    evaluate_run(stage, also, work, &mut cx).map_err(|m| fail(at, m))?;
+                return Ok(Stop::Run(at, held, w));
+            }
+            Stmt::End => {
+                frames.clear();
+                life.live = false;
+                return Ok(Stop::End(life.serial));
             }
             _ => return Ok(Stop::Wide(at.0, at.1)),
         }
