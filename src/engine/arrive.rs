@@ -178,7 +178,7 @@ pub fn run_workload_block(
             let mut cx = Cx {
                 now,
                 present: f64::NAN,
-                attrs: attrs.of(row),
+                attrs: attrs.cells(row),
                 rng: &mut streams.turn,
                 first: &mut streams.first,
                 load,

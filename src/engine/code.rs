@@ -88,6 +88,12 @@ pub enum Expr {
     Draw(Dist, f64, f64),
     /// A binary operator (not `&&`, `||`) of two leaves.
     Binary(BinOp, Leaf, Leaf),
+    /// An observable of the member `base` (a family of one, or a constant index).
+    Observe(Observable, u32),
+    /// An observable of the member `base + attrs[slot]` of a family of
+    /// `count` (`queue(P[i])`, a `choose` key's usual shape), its index
+    /// checked as `ObserveAt` does.
+    ObserveAttr(Observable, u32, u32, u32),
     /// Anything else, as flat code.
     Ops(Box<[Op]>),
 }
@@ -310,6 +316,23 @@ pub fn expr(e: &ir::Expr) -> Expr {
             let (a, b) = constant(args, 0).zip(constant(args, 1)).unwrap_or_default();
             Expr::Draw(*dist, a, b)
         }
+        ir::Expr::Call(fun, args) if observable(*fun).is_some() => {
+            let reference = match args.first() {
+                Some(Arg::Stage(r) | Arg::Pool(r)) => Some(r),
+                _ => None,
+            };
+            match (observable(*fun), reference) {
+                (Some(what), Some(r)) => match &r.index {
+                    None => Expr::Observe(what, r.base as u32),
+                    Some(ir::Expr::Attr(slot)) => {
+                        Expr::ObserveAttr(what, r.base as u32, r.count as u32, *slot as u32)
+                    }
+                    Some(_) => ops_of(e),
+                },
+                // The validator gives every observable its one reference.
+                _ => Expr::Num(f64::NAN),
+            }
+        }
         ir::Expr::Binary(op, a, b)
             if !matches!(op, BinOp::And | BinOp::Or) && leaf(a).is_some() && leaf(b).is_some() =>
         {
@@ -318,12 +341,30 @@ pub fn expr(e: &ir::Expr) -> Expr {
                 _ => Expr::Num(f64::NAN),
             }
         }
-        _ => {
-            let mut ops = Vec::new();
-            emit(e, &mut ops);
-            Expr::Ops(ops.into_boxed_slice())
-        }
+        _ => ops_of(e),
     }
+}
+
+/// Flat code for the stack machine.
+fn ops_of(e: &ir::Expr) -> Expr {
+    let mut ops = Vec::new();
+    emit(e, &mut ops);
+    Expr::Ops(ops.into_boxed_slice())
+}
+
+/// What an observable function reads (`None`: not an observable the
+/// engine runs; the serving ones are refused by engine/unsupported.rs).
+fn observable(fun: Fun) -> Option<Observable> {
+    Some(match fun {
+        Fun::Queue => Observable::Queue,
+        Fun::Busy => Observable::Busy,
+        Fun::Work => Observable::Work,
+        Fun::Used => Observable::Used,
+        Fun::Free => Observable::Free,
+        Fun::Holders => Observable::Holders,
+        Fun::Queued => Observable::Queued,
+        _ => return None,
+    })
 }
 
 /// The constant value of a distribution's parameter `i`, if it is a number.
@@ -392,25 +433,14 @@ fn emit(e: &ir::Expr, ops: &mut Vec<Op>) {
 }
 
 fn call(fun: Fun, args: &[Arg], ops: &mut Vec<Op>) {
-    let observable = match fun {
-        Fun::Queue => Observable::Queue,
-        Fun::Busy => Observable::Busy,
-        Fun::Work => Observable::Work,
-        Fun::Used => Observable::Used,
-        Fun::Free => Observable::Free,
-        Fun::Holders => Observable::Holders,
-        Fun::Queued => Observable::Queued,
+    let observable = match observable(fun) {
+        Some(what) => what,
         // The serving observables are refused by engine/unsupported.rs.
-        Fun::CachedIn
-        | Fun::BudgetLeft
-        | Fun::EstLambda
-        | Fun::EstRho
-        | Fun::EstWait
-        | Fun::Price => {
+        None if !matches!(fun.signature(), ir::FunKind::Pure(_)) => {
             ops.push(Op::Num(f64::NAN));
             return;
         }
-        _ => {
+        None => {
             for a in args {
                 if let Arg::Expr(e) = a {
                     emit(e, ops);
@@ -448,7 +478,7 @@ mod tests {
     }
 
     #[test]
-    fn a_choose_key_compiles_to_an_attribute_read_and_an_array_read() {
+    fn a_choose_key_compiles_to_an_array_read_at_an_attribute() {
         let code = compiled(
             "stage P[4] : fifo; workload { arrive batch(1); }
              session { choose i in 4 by (queue(P[i]), ~uniform(0, 1)); run P[i] (1); }
@@ -458,10 +488,7 @@ mod tests {
             panic!("{:?}", code.blocks[2]);
         };
         // `i` is the first user attribute (slot 9, after the nine built-ins).
-        assert_eq!(
-            key[0],
-            Expr::Ops([Op::Attr(9), Op::ObserveAt(Observable::Queue, 0, 4)].into())
-        );
+        assert_eq!(key[0], Expr::ObserveAttr(Observable::Queue, 0, 4, 9));
         assert_eq!(key[1], Expr::Draw(Dist::Uniform, 0.0, 1.0));
     }
 }

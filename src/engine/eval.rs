@@ -9,6 +9,8 @@
 //! range, a distribution parameter out of range), made a message only when
 //! the caller reports it with the statement, the session and the time.
 
+use std::cell::Cell;
+
 use smallvec::SmallVec;
 
 use super::code::{Expr, Leaf, Member, Observable, Op};
@@ -23,8 +25,10 @@ pub struct Cx<'a> {
     pub now: f64,
     /// `present` (jobs at the ps stage whose capacity is evaluated); NaN elsewhere.
     pub present: f64,
-    /// The session's attributes (empty outside a session).
-    pub attrs: &'a [f64],
+    /// The session's attributes (empty outside a session), as cells: a
+    /// statement may set one (a `choose` its candidate) between the
+    /// evaluations of one `Cx`.
+    pub attrs: &'a [Cell<f64>],
     /// The stream draws come from.
     pub rng: &'a mut Stream,
     /// The shared first draws of per-session streams.
@@ -108,7 +112,7 @@ impl Cx<'_> {
     #[inline]
     fn attr(&self, slot: u32) -> f64 {
         // The validator keeps slots in range where attributes exist.
-        self.attrs.get(slot as usize).copied().unwrap_or(f64::NAN)
+        self.attrs.get(slot as usize).map_or(f64::NAN, Cell::get)
     }
 }
 
@@ -130,6 +134,17 @@ pub fn member(r: &Member, cx: &mut Cx<'_>, what: &'static str) -> Result<usize, 
     }
 }
 
+/// Evaluates a `choose` key for one candidate: a uniform draw (the key
+/// of a random choice over a thousand members) where the call is, the
+/// rest by [`eval`].
+#[inline(always)]
+pub fn eval_key(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, Fault> {
+    match *e {
+        Expr::Draw(Dist::Uniform, a, b) => Ok(a + (b - a) * cx.uniform()),
+        _ => eval(e, cx),
+    }
+}
+
 /// Evaluates a compiled expression.
 #[inline]
 pub fn eval(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, Fault> {
@@ -139,6 +154,11 @@ pub fn eval(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, Fault> {
         Expr::Now => Ok(cx.now),
         Expr::Draw(dist, a, b) => Ok(draw(*dist, *a, *b, cx)),
         Expr::Binary(op, a, b) => Ok(op.apply(cx.leaf(*a), cx.leaf(*b))),
+        Expr::Observe(what, m) => Ok(observe(*what, *m as usize, cx)),
+        Expr::ObserveAttr(what, base, count, slot) => {
+            let m = member_at(*base, *count, cx.attr(*slot), "")?;
+            Ok(observe(*what, m, cx))
+        }
         Expr::Ops(ops) => run(ops, cx),
     }
 }
@@ -275,6 +295,15 @@ fn draw(dist: Dist, a: f64, b: f64, cx: &mut Cx<'_>) -> f64 {
         Dist::Det => a,
         Dist::Exp => exponential_of(a, cx.uniform()),
         Dist::Uniform => a + (b - a) * cx.uniform(),
+        Dist::Bernoulli => truth(cx.uniform() < a),
+        Dist::Erlang | Dist::H2 => draw_phases(dist, a, b, cx),
+    }
+}
+
+/// A draw of several uniforms (Erlang, H2), out of the inlined path.
+#[inline(never)]
+fn draw_phases(dist: Dist, a: f64, b: f64, cx: &mut Cx<'_>) -> f64 {
+    match dist {
         Dist::Erlang => {
             let phase = b / a;
             let mut sum = 0.0;
@@ -292,6 +321,6 @@ fn draw(dist: Dist, a: f64, b: f64, cx: &mut Cx<'_>) -> f64 {
             };
             exponential_of(mean, cx.uniform())
         }
-        Dist::Bernoulli => truth(cx.uniform() < a),
+        _ => draw(dist, a, b, cx),
     }
 }

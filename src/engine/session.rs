@@ -11,6 +11,8 @@
 //!
 //! Architecture invariant: plain data; nothing here evaluates or schedules.
 
+use std::cell::Cell;
+
 use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
@@ -208,18 +210,18 @@ impl AttrRows {
         self.values.len().checked_div(self.width).unwrap_or(0)
     }
 
-    /// The attributes of row `row`.
-    #[inline]
-    pub fn of(&self, row: u32) -> &[f64] {
-        let at = row as usize * self.width;
-        &self.values[at..at + self.width]
-    }
-
     /// The attributes of row `row`, to change.
     #[inline]
     pub fn of_mut(&mut self, row: u32) -> &mut [f64] {
         let at = row as usize * self.width;
         &mut self.values[at..at + self.width]
+    }
+
+    /// The attributes of row `row` as cells, for an evaluation that may
+    /// set one between reads (see `eval::Cx`).
+    #[inline]
+    pub fn cells(&mut self, row: u32) -> &[Cell<f64>] {
+        Cell::from_mut(self.of_mut(row)).as_slice_of_cells()
     }
 }
 

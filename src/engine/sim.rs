@@ -202,7 +202,7 @@ impl Sim<'_, '_> {
         let mut cx = Cx {
             now,
             present: f64::NAN,
-            attrs: attrs.of(life.row),
+            attrs: attrs.cells(life.row),
             rng: &mut draws.0,
             first: &mut streams.first,
             load,
@@ -252,5 +252,6 @@ impl Sim<'_, '_> {
             self.levels
                 .give_back(&mut stats, p as usize, now, units, counted);
         }
+        self.waiting.wake(p as usize);
     }
 }

@@ -11,12 +11,14 @@
 //! Invariant: the livelock counter counts every statement run and every
 //! loop restart at one instant, as the reference does.
 
+use std::cell::Cell;
+
 use bevy_ecs::prelude::*;
 
 use super::arrive::run_workload_block;
 use super::code::{Code, Expr, Stmt};
 use super::end_session::{LIVELOCK, end_closed_session};
-use super::eval::{Cx, Fault, eval};
+use super::eval::{Cx, Fault, eval, eval_key};
 use super::hold::{Step, end_hold, grow, join_hold, load, release};
 use super::interface::{MAX_CHOOSE_COUNT, RunError};
 use super::resources::ChooseScratch;
@@ -128,8 +130,17 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
     let stages = &store.stages;
     let scratch = &mut *store.scratch;
     let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
-    let first = &mut streams.first;
-    let row = life.row;
+    // One evaluation context for every statement of this stretch.
+    let mut cx = Cx {
+        now,
+        present: f64::NAN,
+        attrs: attrs.cells(life.row),
+        rng,
+        first: &mut streams.first,
+        load,
+        levels,
+        work: &work,
+    };
     let fail = |at: (usize, usize), message: String| RunError {
         message,
         at: Some(at),
@@ -179,21 +190,11 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
             ));
         }
         let Some(stmt) = stmt else { continue };
-        let mut cx = Cx {
-            now,
-            present: f64::NAN,
-            attrs: attrs.of(row),
-            rng,
-            first,
-            load,
-            levels,
-            work: &work,
-        };
         match stmt {
             Stmt::Set(target, x) => {
                 let v = eval(x, &mut cx).map_err(|f| fail(at, f.to_string()))?;
-                if let Some(a) = attrs.of_mut(row).get_mut(*target as usize) {
-                    *a = v;
+                if let Some(a) = cx.attrs.get(*target as usize) {
+                    a.set(v);
                 }
             }
             Stmt::Observe(index, x) => {
@@ -226,29 +227,10 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
             }),
             Stmt::Choose { var, count, key } => {
                 let n = eval(count, &mut cx).map_err(|f| fail(at, f.to_string()))?;
-                let best = choose_loop(
-                    n,
-                    *var as usize,
-                    key,
-                    scratch,
-                    attrs.of_mut(row),
-                    |attrs: &[f64], k: &Expr| {
-                        let mut cx = Cx {
-                            now,
-                            present: f64::NAN,
-                            attrs,
-                            rng: &mut *rng,
-                            first: &mut *first,
-                            load,
-                            levels,
-                            work: &work,
-                        };
-                        eval(k, &mut cx)
-                    },
-                )
-                .map_err(|m| fail(at, m))?;
-                if let Some(a) = attrs.of_mut(row).get_mut(*var as usize) {
-                    *a = best;
+                let best = choose_loop(n, *var as usize, key, scratch, &mut cx)
+                    .map_err(|m| fail(at, m))?;
+                if let Some(a) = cx.attrs.get(*var as usize) {
+                    a.set(best);
                 }
             }
             Stmt::Run { stage, work, also } => {
@@ -268,14 +250,15 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
 
 /// `choose j in n by (k…)`: every candidate j in `0..n` in turn, its key
 /// tuple evaluated with `j` set; the smallest tuple wins, ties to the
-/// smaller j. Returns the winner (0 when n ≤ 0).
+/// smaller j. Returns the winner (0 when n ≤ 0). Not inlined: the
+/// interpreter's loop stays small.
+#[inline(never)]
 fn choose_loop(
     n: f64,
     var: usize,
     key: &[Expr],
     scratch: &mut ChooseScratch,
-    attrs: &mut [f64],
-    mut key_of: impl FnMut(&[f64], &Expr) -> Result<f64, Fault>,
+    cx: &mut Cx<'_>,
 ) -> Result<f64, String> {
     if !n.is_finite() {
         return Err(format!("the choose count is {n}, not a finite number"));
@@ -286,18 +269,67 @@ fn choose_loop(
             "the choose count is {n}, above the limit of {MAX_CHOOSE_COUNT} candidates"
         ));
     }
-    if n <= 0.0 || var >= attrs.len() {
+    let Some(j) = cx.attrs.get(var) else {
+        return Ok(0.0);
+    };
+    if n <= 0.0 {
         return Ok(0.0);
     }
+    // Tuples of up to three keys live in registers: a scan of a thousand
+    // members costs its key evaluations and a compare each.
+    match key {
+        [k] => choose_by::<1>(n, j, &[k], cx),
+        [a, b] => choose_by::<2>(n, j, &[a, b], cx),
+        [a, b, c] => choose_by::<3>(n, j, &[a, b, c], cx),
+        _ => choose_by_tuple(n, j, key, scratch, cx),
+    }
+    .map_err(|f| f.to_string())
+}
+
+/// [`choose_loop`] for a key tuple of `K` keys; `var` is the candidate's
+/// attribute.
+#[inline]
+fn choose_by<const K: usize>(
+    n: f64,
+    var: &Cell<f64>,
+    key: &[&Expr; K],
+    cx: &mut Cx<'_>,
+) -> Result<f64, Fault> {
+    let mut best = [0.0; K];
+    let mut best_j = 0.0;
+    let mut j = 0.0;
+    while j < n {
+        var.set(j);
+        let mut keys = [0.0; K];
+        for (x, k) in keys.iter_mut().zip(key) {
+            *x = eval_key(k, cx)?;
+        }
+        if j == 0.0 || strictly_less(&keys, &best) {
+            best = keys;
+            best_j = j;
+        }
+        j += 1.0;
+    }
+    Ok(best_j)
+}
+
+/// [`choose_loop`] for a longer key tuple, in the scratch buffers.
+fn choose_by_tuple(
+    n: f64,
+    var: &Cell<f64>,
+    key: &[Expr],
+    scratch: &mut ChooseScratch,
+    cx: &mut Cx<'_>,
+) -> Result<f64, Fault> {
     let ChooseScratch { keys, best } = scratch;
     best.clear();
     let mut best_j = 0.0;
     let mut j = 0.0;
     while j < n {
-        attrs[var] = j;
+        var.set(j);
         keys.clear();
         for k in key {
-            keys.push(key_of(attrs, k).map_err(|f| f.to_string())?);
+            keys.push(eval_key(k, cx)?);
         }
         if j == 0.0 || strictly_less(keys, best) {
             std::mem::swap(keys, best);
