@@ -23,6 +23,13 @@ const FLOWS: &str = "stage E[4] : ps(1); stage I[4] : ps(1); share maxmin;
     session { set i = floor(~uniform(0, 4)); set j = floor(~uniform(0, 4)); run E[i], I[j] (~exp(1)); }
     run { horizon 20000; seed 5; }";
 
+/// A vLLM-like engine: 64 closed-loop users keep about 64 residents of one
+/// step stage, chunked prefill under a token budget, KV growing by blocks
+/// of 16, a prefix cache the next turn reuses, preemption, admission by the
+/// engine (tools/bench/programs/vllm_64.sq, whose ratio to the reference
+/// tools/bench/compare.py measures).
+const VLLM: &str = include_str!("../tools/bench/programs/vllm_64.sq");
+
 fn compile(source: &str) -> serq::ValidProgram {
     let (ast, diags) = serq::syntax::parse(source);
     assert!(diags.is_empty(), "{diags:?}");
@@ -35,6 +42,7 @@ fn bench(c: &mut Criterion) {
         ("mg1_ps_h2", MG1_PS),
         ("pool_slots", POOL),
         ("flows_4x4", FLOWS),
+        ("vllm_64", VLLM),
     ] {
         let program = compile(source);
         let events = serq::engine::run(&program)

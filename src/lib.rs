@@ -329,6 +329,72 @@ pub fn compile_text_at(
     Ok(program.with_trace_path(resolved.display().to_string()))
 }
 
+/// A run-time error as a person reads it, the way `serq run` prints it:
+/// the session and the clock, and the statement at fault with its source
+/// line and a caret when the program came from `source` (program text;
+/// `None` for IR, whose statements are named by block and index). `name`
+/// is the file's name in the message.
+///
+/// ```
+/// let source = "stage s : delay;\nworkload { arrive batch(1); }\n\
+///               session { run s (serial - 1); }\nrun { horizon 2; }";
+/// let program = serq::compile_source(source, &serq::Overrides::default()).unwrap();
+/// let error = serq::run(&program).unwrap_err();
+/// let text = serq::render_run_error(&program, &error, "neg.sq", Some(source));
+/// assert!(text.contains("run-time error in session 0 at t = 0"), "{text}");
+/// assert!(text.contains("neg.sq:3:11"), "{text}");
+/// let ir = serq::render_run_error(&program, &error, "neg.json", None);
+/// assert!(ir.starts_with("error[negative]: neg.json: block 2, statement 0: run-time error"), "{ir}");
+/// ```
+pub fn render_run_error(
+    program: &Program,
+    error: &RunError,
+    name: &str,
+    source: Option<&str>,
+) -> String {
+    let who = match error.session {
+        Some(serial) => format!(" in session {serial}"),
+        None => String::new(),
+    };
+    let message = format!(
+        "run-time error{who} at t = {}: {}",
+        clock_text(error.time),
+        error.message
+    );
+    let position = error.at.and_then(|(b, i)| {
+        let positions = program.positions.as_ref()?;
+        positions.get(b)?.get(i).copied()
+    });
+    match (position, source) {
+        (Some(pos), Some(text)) => {
+            let start = syntax::diagnostic::byte_offset(text, pos.line, pos.col);
+            let span = syntax::ast::Span {
+                start,
+                end: start + 1,
+            };
+            let d = Diagnostic::new(error.rule(), span, message).with_label("this statement");
+            syntax::diagnostic::render(&[d], name, text)
+        }
+        _ => match error.at {
+            Some((b, i)) => format!(
+                "error[{}]: {name}: block {b}, statement {i}: {message}\n",
+                error.rule()
+            ),
+            None => format!("error[{}]: {name}: {message}\n", error.rule()),
+        },
+    }
+}
+
+/// The clock as a person reads it: plain decimals, or scientific notation
+/// where plain ones would run to hundreds of digits (`t = 1e-300`).
+fn clock_text(t: f64) -> String {
+    if t != 0.0 && (t.abs() < 1e-6 || t.abs() >= 1e15) {
+        format!("{t:e}")
+    } else {
+        format!("{t}")
+    }
+}
+
 /// Writes the overrides into IR read from JSON (the linker applies them
 /// itself, before it checks the run options).
 fn apply_overrides(overrides: &Overrides, program: &mut Program) {

@@ -6,8 +6,7 @@
 //! does goes through the library's public API.
 
 use clap::{Args, Parser, Subcommand};
-use serq::syntax::diagnostic::{byte_offset, render};
-use serq::syntax::{Diagnostic, ast::Span, lexer::is_word};
+use serq::syntax::lexer::is_word;
 use serq::{Overrides, Program, RunError, ValidProgram};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -25,19 +24,22 @@ struct Cli {
 }
 
 const EXAMPLES: &str = "\
-Examples:
-  serq check examples/single-turn/mm1.sq      check a program without running it
-  serq run examples/single-turn/mm1.sq        run it and print the report
-  serq run prog.sq --seed 7 --json            another seed, the report as JSON
-  serq run pd.sq --set NP=500 --set ND=500    replace `let NP` and `let ND` (array sizes too)
-  serq ir prog.sq > prog.ir.json              print the linked IR (version 8)
-  serq run prog.ir.json                       run IR written by serq or another tool
-  serq draw pd.sq -o pd.svg                   draw the deployment as SVG
-  serq run mm1.sq --replications 8            8 seeds in parallel, 95% t-intervals
-  serq sweep pd.sq --grid lam=0.5:0.9:0.1 --grid ND=2,4 --replications 5 --out r.csv
+Examples (from the repository's root; `cargo install --path .` puts serq on the PATH):
+  serq check examples/single-turn/mm1.sq                    check a program without running it
+  serq run examples/single-turn/mm1.sq                      run it and print the report
+  serq run examples/single-turn/mm1.sq --seed 7 --json      another seed, the report as JSON
+  serq run examples/pd-disaggregation/capacity.sq --set ND=5 --set lam=12
+                                                            replace `let ND` and `let lam`
+  serq ir examples/single-turn/mm1.sq > mm1.ir.json         print the linked IR (version 8)
+  serq run mm1.ir.json                                      run IR written by serq or another tool
+  serq draw examples/pd-disaggregation/capacity.sq -o pd.svg
+                                                            draw the deployment as SVG
+  serq run examples/single-turn/mm1.sq --replications 8     8 seeds in parallel, 95% t-intervals
+  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:4 --grid ND=2,4 --out r.csv
 
 Exit status: 0 success, 1 the program's fault (a parse, link or run-time
-error, printed on stderr), 2 a usage error (bad flags, unreadable file).";
+error, printed on stderr), 2 a usage error (bad flags, a name a flag gives
+that the program lacks, unreadable file), 130 a sweep stopped by Ctrl-C.";
 
 #[derive(Subcommand)]
 enum Command {
@@ -46,9 +48,9 @@ enum Command {
     /// The flags replace the program's `run { … }` options; `--horizon`
     /// supplies one a program lacks. Example:
     ///
-    ///   serq run prog.sq --seed 3 --horizon 1000 --warmup 100
+    ///   serq run examples/single-turn/mm1.sq --seed 3 --horizon 1000 --warmup 100
     #[command(
-        after_help = "Examples:\n  serq run examples/single-turn/mm1.sq --json --samples\n  serq run pd.sq --set NP=500 --set ND=500"
+        after_help = "Examples:\n  serq run examples/single-turn/mm1.sq --json --samples\n  serq run examples/pd-disaggregation/capacity.sq --set ND=5 --set lam=12"
     )]
     Run {
         #[command(flatten)]
@@ -63,6 +65,11 @@ enum Command {
         /// Add each observation's samples to the JSON report.
         #[arg(long, requires = "json", conflicts_with = "replications")]
         samples: bool,
+        /// Fold each stage and pool array into one row: its member count
+        /// and each figure's mean over the members (JSON: mean, min and
+        /// max), so a 500-member family is one line, not 500.
+        #[arg(long, conflicts_with = "replications")]
+        by_family: bool,
         /// Run R independent replications in parallel and report each
         /// figure's mean across them with a 95% Student-t half-width
         /// (t(0.975, R-1) * s / sqrt(R)). Replication k (0-based) uses seed
@@ -70,7 +77,7 @@ enum Command {
         /// replication 0 is the plain run. The result does not depend on
         /// the number of threads (RAYON_NUM_THREADS). With --json:
         /// {"replications", "seeds", "confidence", "observes": [{"name",
-        /// "mean": {"n", "mean", "ci"}}], "stages": [{"name", "member",
+        /// "mean", "p50", "p90", "p99"}], "stages": [{"name", "member",
         /// "utilization", "mean_number", "throughput"}], "pools": [{"name",
         /// "member", "mean_used", "mean_wait"}]}, each figure {"n", "mean", "ci"}.
         #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..))]
@@ -88,14 +95,23 @@ enum Command {
     /// grid parameter (in --grid order); `replications`; for each
     /// observation (program order) `NAME.mean` and `NAME.ci` (the mean
     /// across replications and its 95% Student-t half-width, empty/null
-    /// below 2 replications); for each stage member (declaration order)
+    /// below 2 replications), then `NAME.p50`, `NAME.p50_ci`, `NAME.p90`,
+    /// `NAME.p90_ci`, `NAME.p99`, `NAME.p99_ci` (each replication's
+    /// nearest-rank percentile, estimated the same way); for each stage
+    /// member (declaration order)
     /// `STAGE.util` or `STAGE[i].util`, the mean utilisation (empty/null
     /// where the point has no such member; an array of one member at some
-    /// point, `D[ND]` with ND=1, fills `D[0].util`). Numbers are printed in
-    /// shortest round-trip form. A progress bar is drawn on stderr when it
-    /// is a terminal, never otherwise.
+    /// point, `D[ND]` with ND=1, fills `D[0].util`); `stable` follows
+    /// `replications` (false when a replication's live sessions grow, see
+    /// docs/report.md). Numbers are printed in shortest round-trip form.
+    /// Every point is compiled and every name (--grid, --set, --x, --y)
+    /// checked before the first run. Rows are written and flushed as the
+    /// points complete, in grid order, so an interrupted sweep leaves a
+    /// file of the points done (Ctrl-C says how many; --resume runs the
+    /// rest). A progress bar is drawn on stderr when it is a terminal,
+    /// never otherwise.
     #[command(
-        after_help = "Examples:\n  serq sweep pd.sq --grid lam=0.5:0.9:0.1 --grid ND=2,4,8 --replications 5 --out results.csv\n  serq sweep pd.sq --grid lam=0.5:0.9:0.1 --grid ND=2,4 --format jsonl\n  serq sweep pd.sq --grid lam=0.5:0.9:0.1 --grid ND=2,4 --replications 5 --plot ttft.svg --x lam --y ttft"
+        after_help = "Examples:\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,3,4 --replications 5 --out results.csv\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:4 --grid ND=2,4 --format jsonl\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,4 --replications 5 --plot ttft.svg --x lam --y ttft.p99 --log-y\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,4 --out results.csv --resume"
     )]
     Sweep {
         #[command(flatten)]
@@ -119,16 +135,27 @@ enum Command {
         /// or `jsonl` (one object per point, keyed by the column names).
         #[arg(long, value_name = "FORMAT", value_parser = ["csv", "jsonl"], default_value = "csv")]
         format: String,
-        /// Also draw the mean of --y against --x as SVG, one line per value
-        /// of the other grid parameters, with 95% CI bars.
+        /// Continue an interrupted sweep: keep the rows already in --out
+        /// (checked to be this grid's first points), run only the points
+        /// missing from it, and append their rows, giving the file an
+        /// uninterrupted run writes. Without the file, start afresh.
+        #[arg(long, requires = "out")]
+        resume: bool,
+        /// Also draw --y against --x as SVG, one line per value of the
+        /// other grid parameters, with 95% CI bars and a red ring around
+        /// each point judged unstable.
         #[arg(long, value_name = "OUT.svg", requires = "y")]
         plot: Option<PathBuf>,
         /// The plot's x: a grid parameter (default: the first --grid).
         #[arg(long, value_name = "NAME", requires = "plot")]
         x: Option<String>,
-        /// The plot's y: an observation.
+        /// The plot's y: an observation (its mean), or any column of the
+        /// rows (`ttft.p99`, `D[0].util`).
         #[arg(long, value_name = "NAME", requires = "plot")]
         y: Option<String>,
+        /// Draw the plot's y on a logarithmic scale.
+        #[arg(long, requires = "plot")]
+        log_y: bool,
     },
     /// Check a program: print a one-line summary, or every diagnostic.
     ///
@@ -136,7 +163,9 @@ enum Command {
     /// running it. Example:
     ///
     ///   serq check examples/pd-disaggregation/pull_maxmin.sq
-    #[command(after_help = "Example:\n  serq check pd.sq --set NP=500 --set ND=500")]
+    #[command(
+        after_help = "Example:\n  serq check examples/pd-disaggregation/capacity.sq --set ND=500"
+    )]
     Check {
         #[command(flatten)]
         file: FileArg,
@@ -148,8 +177,10 @@ enum Command {
     /// The IR is what the engine runs: names resolved, constants folded,
     /// sugar (`transfer`, `branch with`) rewritten. Example:
     ///
-    ///   serq ir prog.sq > prog.ir.json && serq run prog.ir.json
-    #[command(after_help = "Example:\n  serq ir pd.sq --set NP=500 --set ND=500 > pd500.ir.json")]
+    ///   serq ir examples/single-turn/mm1.sq > mm1.ir.json && serq run mm1.ir.json
+    #[command(
+        after_help = "Example:\n  serq ir examples/pd-disaggregation/capacity.sq --set ND=500 > pd500.ir.json"
+    )]
     Ir {
         #[command(flatten)]
         file: FileArg,
@@ -278,8 +309,10 @@ fn parse_set(pair: &str) -> Result<(String, f64), String> {
 enum Failure {
     /// The program's fault: already printed; exit 1.
     Program,
-    /// A usage error (unreadable file); exit 2.
+    /// A usage error (unreadable file, a bad name in a flag); exit 2.
     Usage(String),
+    /// A usage error already printed (diagnostics of a flag's name); exit 2.
+    UsageShown,
 }
 
 fn main() -> ExitCode {
@@ -287,6 +320,7 @@ fn main() -> ExitCode {
     match execute(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Program) => ExitCode::from(1),
+        Err(Failure::UsageShown) => ExitCode::from(2),
         Err(Failure::Usage(message)) => {
             eprintln!("error: {message}");
             ExitCode::from(2)
@@ -304,19 +338,23 @@ fn execute(command: Command) -> Result<(), Failure> {
             options,
             out,
             format,
+            resume,
             plot,
             x,
             y,
+            log_y,
         } => sweep(SweepArgs {
             file,
             overrides: options.overrides(sets),
             grid,
             replications: replications as usize,
             out,
-            format,
+            jsonl: format == "jsonl",
+            resume,
             plot,
             x,
             y,
+            log_y,
         }),
         Command::Check { file, sets } => {
             let input = Input::read(&file.path)?;
@@ -354,6 +392,7 @@ fn execute(command: Command) -> Result<(), Failure> {
             options,
             json,
             samples,
+            by_family,
             replications,
         } => {
             let input = Input::read(&file.path)?;
@@ -365,6 +404,14 @@ fn execute(command: Command) -> Result<(), Failure> {
                     eprintln!("(in replication {}, seed {})", e.replication, e.seed);
                     Failure::Program
                 })?;
+                for (k, s) in replicated.stability.iter().enumerate() {
+                    if let Some(s) = s.filter(|s| !s.stable) {
+                        eprintln!(
+                            "warning: {}: replication {k} (seed {}): {s}",
+                            input.name, replicated.seeds[k]
+                        );
+                    }
+                }
                 if json {
                     emit(&format!("{}\n", replicated.to_json()));
                 } else {
@@ -385,11 +432,16 @@ fn execute(command: Command) -> Result<(), Failure> {
                 Failure::Program
             })?;
             report.source_name = input.name.clone();
-            if json {
-                emit(&format!("{}\n", report.to_json(samples)));
-            } else {
-                emit(&report.to_table());
+            if let Some(s) = report.stability().filter(|s| !s.stable) {
+                eprintln!("warning: {}: {s}", input.name);
             }
+            let text = match (json, by_family) {
+                (true, false) => format!("{}\n", report.to_json(samples)),
+                (true, true) => format!("{}\n", report.to_json_by_family(samples)),
+                (false, false) => report.to_table(),
+                (false, true) => report.to_table_by_family(),
+            };
+            emit(&text);
             Ok(())
         }
     }
@@ -435,7 +487,9 @@ impl RunProgress {
             }
             // Elapsed counts from the run's start; the ETA from here on (the
             // first position is a jump that says nothing about the rate).
-            let bar = indicatif::ProgressBar::new(Self::STEPS).with_elapsed(self.started.elapsed());
+            let bar = indicatif::ProgressBar::new(Self::STEPS)
+                .with_elapsed(self.started.elapsed())
+                .with_message(self.clock(now));
             if let Ok(style) = indicatif::ProgressStyle::with_template(
                 "{elapsed_precise} [{bar:30}] {percent:>3}%  t = {msg}  eta {eta}",
             ) {
@@ -450,11 +504,17 @@ impl RunProgress {
     }
 
     fn set(&self, bar: &indicatif::ProgressBar, now: f64) {
+        // The message first: setting the position may draw a frame, and the
+        // first frame must show the time, not a blank.
+        bar.set_message(self.clock(now));
         let fraction = (now / self.horizon).clamp(0.0, 1.0);
         bar.set_position((fraction * Self::STEPS as f64) as u64);
-        // About six significant digits of the horizon's magnitude.
+    }
+
+    /// `t / horizon`, with about six significant digits of the horizon's magnitude.
+    fn clock(&self, now: f64) -> String {
         let decimals = (5.0 - self.horizon.log10().floor()).clamp(0.0, 9.0) as usize;
-        bar.set_message(format!("{now:.decimals$} / {}", self.horizon));
+        format!("{now:.decimals$} / {}", self.horizon)
     }
 
     /// The run is over: the bar (if any) is cleared before the report prints.
@@ -472,15 +532,37 @@ struct SweepArgs {
     grid: Vec<serq::study::Axis>,
     replications: usize,
     out: Option<PathBuf>,
-    format: String,
+    jsonl: bool,
+    resume: bool,
     plot: Option<PathBuf>,
     x: Option<String>,
     y: Option<String>,
+    log_y: bool,
+}
+
+/// Where a sweep's rows go, and how many are there: shared with the Ctrl-C
+/// handler, which takes the lock (so no row is half written) before it
+/// says how many points were written and exits.
+struct RowSink {
+    out: Box<dyn std::io::Write + Send>,
+    /// Where the rows go, for messages.
+    name: String,
+    written: usize,
+    total: usize,
+}
+
+impl RowSink {
+    /// Writes one line and flushes it: a row reaches the file whole.
+    fn write(&mut self, line: &str) -> std::io::Result<()> {
+        self.out.write_all(line.as_bytes())?;
+        self.out.flush()
+    }
 }
 
 /// Runs a sweep, writes its rows and its plot.
 fn sweep(args: SweepArgs) -> Result<(), Failure> {
     use std::io::IsTerminal;
+    use std::sync::{Arc, Mutex};
     let input = Input::read(&args.file.path)?;
     if input.is_ir {
         return Err(Failure::Usage(format!(
@@ -488,10 +570,11 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
             input.name
         )));
     }
-    let x = match (&args.plot, &args.x, args.grid.first()) {
+    let names: Vec<&str> = args.grid.iter().map(|a| a.name.as_str()).collect();
+    let x = match (&args.plot, &args.x, names.first()) {
         (None, _, _) => None,
         (Some(_), Some(x), _) => Some(x.clone()),
-        (Some(_), None, Some(first)) => Some(first.name.clone()),
+        (Some(_), None, Some(first)) => Some(first.to_string()),
         (Some(_), None, None) => {
             return Err(Failure::Usage(
                 "--plot needs a --grid parameter for its x axis".to_string(),
@@ -499,15 +582,110 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
         }
     };
     if let Some(x) = &x
-        && !args.grid.iter().any(|a| &a.name == x)
+        && !names.contains(&x.as_str())
     {
+        let hint = match serq::link::closest(x, names.iter().copied()) {
+            Some(c) => format!("; did you mean `{c}`?"),
+            None => String::new(),
+        };
         return Err(Failure::Usage(format!(
-            "--x `{x}` is not a --grid parameter"
+            "--x `{x}` is not a --grid parameter (there are: {}){hint}",
+            names.join(", ")
         )));
     }
-    let points: usize = args.grid.iter().map(|a| a.values.len()).product();
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new((points * args.replications) as u64);
+    // Every point compiles, and every name is checked, before the first run.
+    let plan = serq::study::SweepPlan::new(
+        &input.text,
+        Some(&input.path),
+        &args.overrides,
+        &args.grid,
+        args.replications,
+    )
+    .map_err(|e| match &e {
+        serq::study::SweepError::Compile { point, error } => {
+            let at: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
+            eprintln!("{error} at {}", at.join(", "));
+            match error.as_ref() {
+                serq::CompileError::Diagnostics { diagnostics, .. } => {
+                    blame(diagnostics.iter().all(|d| d.rule == "set-unknown"))
+                }
+                _ => Failure::Program,
+            }
+        }
+        _ => Failure::Usage(format!("{}: {e}", input.name)),
+    })?;
+    let y_columns = match &args.y {
+        Some(y) => Some(
+            serq::study::plot_columns(&plan.columns(), y)
+                .map_err(|e| Failure::Usage(format!("--y: {e}")))?,
+        ),
+        None => None,
+    };
+    // The rows a resumed sweep keeps, and the file, cut after its last whole line.
+    let mut kept: Vec<Vec<serq::study::Cell>> = Vec::new();
+    let mut fresh = true;
+    if let (true, Some(path)) = (args.resume, &args.out)
+        && path.exists()
+    {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", path.display())))?;
+        kept = plan.read_rows(&text, args.jsonl).map_err(|e| {
+            Failure::Usage(format!(
+                "--resume: `{}` is not an interrupted run of this sweep: {e}",
+                path.display()
+            ))
+        })?;
+        let whole = text.rfind('\n').map_or(0, |i| i + 1);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(whole as u64).map(|()| f))
+            .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display())))?;
+        drop(file);
+        fresh = whole == 0;
+    }
+    let out: Box<dyn std::io::Write + Send> = match &args.out {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(!fresh)
+                .write(true)
+                .truncate(fresh)
+                .open(path)
+                .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display())))?;
+            Box::new(file)
+        }
+        None => Box::new(std::io::stdout()),
+    };
+    let sink = Arc::new(Mutex::new(RowSink {
+        out,
+        name: args
+            .out
+            .as_ref()
+            .map_or("standard output".to_string(), |p| {
+                format!("`{}`", p.display())
+            }),
+        written: kept.len(),
+        total: plan.len(),
+    }));
+    let write_error = |e: std::io::Error| Failure::Usage(format!("cannot write the rows: {e}"));
+    if fresh && !args.jsonl {
+        lock(&sink).write(&plan.csv_header()).map_err(write_error)?;
+    }
+    let handler_sink = Arc::clone(&sink);
+    // A second handler cannot be set (a library caller may have one): then
+    // Ctrl-C ends the process as it would anyway, the rows written kept.
+    let _ = ctrlc::set_handler(move || {
+        let sink = lock(&handler_sink);
+        eprintln!(
+            "\ninterrupted: {} of {} points written to {}; rerun with --resume to run the rest",
+            sink.written, sink.total, sink.name
+        );
+        std::process::exit(130);
+    });
+    let runs = (plan.len() - kept.len()) * args.replications;
+    let bar = if std::io::stderr().is_terminal() && runs > 0 {
+        let bar = indicatif::ProgressBar::new(runs as u64);
         if let Ok(style) = indicatif::ProgressStyle::with_template(
             "{elapsed_precise} [{bar:40}] {pos}/{len} runs, eta {eta}",
         ) {
@@ -517,47 +695,71 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let result = serq::study::sweep(
-        &input.text,
-        &args.overrides,
-        &args.grid,
-        args.replications,
-        &|| bar.inc(1),
-    );
+    let mut written_error = None;
+    let result = plan.run(kept.len(), &|| bar.inc(1), &mut |point| {
+        let line = if args.jsonl {
+            plan.jsonl_line(point)
+        } else {
+            plan.csv_line(point)
+        };
+        let mut sink = lock(&sink);
+        match sink.write(&line) {
+            Ok(()) => sink.written += 1,
+            Err(e) => {
+                written_error.get_or_insert(e);
+            }
+        }
+    });
     bar.finish_and_clear();
+    if let Some(e) = written_error {
+        return Err(write_error(e));
+    }
     let result = result.map_err(|e| {
-        match &e {
-            serq::study::SweepError::Compile { point, diagnostics } => {
-                eprint!("{}", render(diagnostics, &input.name, &input.text));
-                let at: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        eprintln!("error: {}: {e}", input.name);
+        let sink = lock(&sink);
+        eprintln!(
+            "{} of {} points written to {}",
+            sink.written, sink.total, sink.name
+        );
+        Failure::Program
+    })?;
+    for point in &result.points {
+        for (k, s) in point.result.stability.iter().enumerate() {
+            if let Some(s) = s.filter(|s| !s.stable) {
+                let at: Vec<String> = result
+                    .parameters
+                    .iter()
+                    .zip(&point.values)
+                    .map(|(n, v)| format!("{n}={v}"))
+                    .collect();
                 eprintln!(
-                    "{} error(s) in {} at {}",
-                    diagnostics.len(),
+                    "warning: {} at {} (replication {k}): {s}",
                     input.name,
                     at.join(", ")
                 );
             }
-            _ => eprintln!("error: {}: {e}", input.name),
         }
-        Failure::Program
-    })?;
-    let rows = if args.format == "jsonl" {
-        result.to_jsonl()
-    } else {
-        result.to_csv()
-    };
-    match &args.out {
-        Some(path) => write_file(path, &rows)?,
-        None => emit(&rows),
     }
-    if let (Some(path), Some(x), Some(y)) = (&args.plot, &x, &args.y) {
-        let svg = serq::study::plot_svg(&result, x, y).map_err(|e| {
-            eprintln!("error: {}: {e}", input.name);
-            Failure::Program
-        })?;
+    if let (Some(path), Some(x), Some(y), Some(_)) = (&args.plot, &x, &args.y, y_columns) {
+        let mut rows = kept;
+        rows.extend(result.rows());
+        let options = serq::study::PlotOptions { log_y: args.log_y };
+        let svg =
+            serq::study::plot_rows(&result.parameters, &result.columns(), &rows, x, y, options)
+                .map_err(|e| {
+                    eprintln!("error: {}: {e}", input.name);
+                    Failure::Program
+                })?;
         write_file(path, &svg)?;
     }
     Ok(())
+}
+
+/// The row sink, even if a thread panicked while holding it (its rows are
+/// whole lines either way).
+fn lock(sink: &std::sync::Mutex<RowSink>) -> std::sync::MutexGuard<'_, RowSink> {
+    sink.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A program file as read: its path and display name, its text, and
@@ -585,15 +787,23 @@ impl Input {
         if self.is_ir {
             serq::compile_ir(&self.text, overrides).map_err(|errors| {
                 for e in &errors {
-                    eprintln!("error: {}: {e}", self.name);
+                    eprintln!("error[{}]: {}: {e}", e.rule, self.name);
+                    if let Some(help) = e.help {
+                        eprintln!("  = help: {help}");
+                    }
                 }
-                Failure::Program
+                blame(errors.iter().all(|e| e.rule == "set-unknown"))
             })
         } else {
             // From the file's path: `use` and a relative `trace` resolve beside it.
             serq::compile_text_at(&self.text, &self.path, overrides).map_err(|e| {
                 eprintln!("{e}");
-                Failure::Program
+                match &e {
+                    serq::CompileError::Diagnostics { diagnostics, .. } => {
+                        blame(diagnostics.iter().all(|d| d.rule == "set-unknown"))
+                    }
+                    _ => Failure::Program,
+                }
             })
         }
     }
@@ -602,37 +812,17 @@ impl Input {
     /// source line and a caret when the program came from source), the
     /// session and the time.
     fn render_run_error(&self, program: &Program, e: &RunError) -> String {
-        let who = match e.session {
-            Some(serial) => format!(" in session {serial}"),
-            None => String::new(),
-        };
-        let message = format!(
-            "run-time error{who} at t = {}: {}",
-            clock_text(e.time),
-            e.message
-        );
-        let position = e.at.and_then(|(b, i)| {
-            let positions = program.positions.as_ref()?;
-            positions.get(b)?.get(i).copied()
-        });
-        match (position, self.is_ir) {
-            (Some(pos), false) => {
-                let start = byte_offset(&self.text, pos.line, pos.col);
-                let span = Span {
-                    start,
-                    end: start + 1,
-                };
-                let d = Diagnostic::new("run-time", span, message).with_label("this statement");
-                render(&[d], &self.name, &self.text)
-            }
-            _ => match e.at {
-                Some((b, i)) => format!(
-                    "error: {}: block {b}, statement {i}: {message}\n",
-                    self.name
-                ),
-                None => format!("error: {}: {message}\n", self.name),
-            },
-        }
+        serq::render_run_error(program, e, &self.name, (!self.is_ir).then_some(&self.text))
+    }
+}
+
+/// The failure of a compilation already printed: a usage error (exit 2)
+/// when every fault is a name given by a flag that the program lacks.
+fn blame(only_flags: bool) -> Failure {
+    if only_flags {
+        Failure::UsageShown
+    } else {
+        Failure::Program
     }
 }
 
@@ -665,14 +855,4 @@ fn emit(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-}
-
-/// The clock as a person reads it: plain decimals, or scientific notation
-/// where plain ones would run to hundreds of digits (`t = 1e-300`).
-fn clock_text(t: f64) -> String {
-    if t != 0.0 && (t.abs() < 1e-6 || t.abs() >= 1e15) {
-        format!("{t:e}")
-    } else {
-        format!("{t}")
-    }
 }

@@ -87,7 +87,16 @@ fn run_prints_the_table_and_json_with_samples() {
         table
             .lines()
             .any(|l| l.split_whitespace().collect::<Vec<_>>()
-                == ["transferred", "2", "3.0000", "±inf", "0.000", "3.0000"])
+                == [
+                    "transferred",
+                    "2",
+                    "3.0000",
+                    "±inf",
+                    "0.000",
+                    "3.0000",
+                    "3.0000",
+                    "3.0000"
+                ])
     );
 
     let out = serq(&[
@@ -160,4 +169,40 @@ fn a_run_time_error_names_the_statement_the_session_and_the_time() {
     assert!(stderr.contains("session 1"), "{stderr}");
     assert!(stderr.contains("t = 1"), "{stderr}");
     assert!(stderr.contains("index"), "{stderr}");
+}
+
+#[test]
+fn a_name_a_flag_gives_that_the_program_lacks_is_a_usage_error_everywhere() {
+    // `--set` of a constant the file does not declare: exit 2, with a did-you-mean.
+    let out = serq(&[
+        "run",
+        "examples/pd-disaggregation/capacity.sq",
+        "--set",
+        "lamm=3",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("did you mean `lam`?"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = serq(&[
+        "check",
+        "examples/pd-disaggregation/capacity.sq",
+        "--set",
+        "x=3",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    // IR has no constants at all: `--set` on it is the same usage error.
+    let ir = serq(&["ir", "examples/single-turn/mm1.sq"]);
+    let path = scratch("mm1.ir.json", &text(&ir.stdout));
+    let out = serq(&["check", &path, "--set", "lam=1"]);
+    assert_eq!(out.status.code(), Some(2));
+    // A fault of the file itself stays the program's (exit 1), even with a flag.
+    let bad = scratch(
+        "bad.sq",
+        "let lam = 1;\nstage s : fifo;\nsession { run t (1); }\n",
+    );
+    let out = serq(&["check", &bad, "--set", "lam=2"]);
+    assert_eq!(out.status.code(), Some(1));
 }

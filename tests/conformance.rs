@@ -1,7 +1,12 @@
-//! The conformance cases (tests/conformance/, copied from
-//! ../shared/conformance/cases) under `cargo test`, compared as
+//! The conformance cases under `cargo test`: the kernel's
+//! (tests/conformance/, copied from ../shared/conformance/cases), the
+//! serving engine's (tests/conformance/t2/, from ../shared/conformance/t2)
+//! and serq's own serving corpus (tests/serving/), compared as
 //! ../shared/conformance/check.py compares them: rejected programs by key
-//! words, deterministic ones within 1e-9, stochastic ones statistically.
+//! words, deterministic ones within 1e-9 (the serving figures included
+//! where the expected report has them), stochastic ones statistically.
+//! Each case is compiled from its file, so `use` and a relative `trace`
+//! resolve next to it.
 
 use serde_json::Value;
 use serq::{Overrides, Report, report::Summary};
@@ -10,10 +15,10 @@ use std::path::{Path, PathBuf};
 const TOL: f64 = 1e-9;
 const UTIL_TOL: f64 = 0.03;
 
-fn cases() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
+fn cases(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/conformance exists")
+        .expect("the case directory exists")
         .map(|e| e.expect("readable directory entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "sq"))
         .collect();
@@ -22,13 +27,8 @@ fn cases() -> Vec<PathBuf> {
 }
 
 /// What serq does with a case: the report, or the error's text.
-fn outcome(source: &str) -> Result<Report, String> {
-    let program = serq::compile_source(source, &Overrides::default()).map_err(|d| {
-        d.iter()
-            .map(|d| format!("{} {}", d.message, d.help.clone().unwrap_or_default()))
-            .collect::<Vec<_>>()
-            .join("\n")
-    })?;
+fn outcome(path: &Path) -> Result<Report, String> {
+    let program = serq::compile_file(path, &Overrides::default()).map_err(|e| e.to_string())?;
     serq::run(&program).map_err(|e| e.message)
 }
 
@@ -144,6 +144,9 @@ fn check_deterministic(exp: &Value, report: &Report) -> Vec<String> {
             check_field(errors, &w, "throughput", e, Some(a.throughput));
             check_field(errors, &w, "mean_service", e, a.mean_service);
             check_field(errors, &w, "mean_wait", e, a.mean_wait);
+            if e.get("iterations").is_some() {
+                check_field(errors, &w, "iterations", e, Some(a.iterations as f64));
+            }
         },
     );
     each_member(&mut errors, "pools", r, &report.pools, |errors, i, e, a| {
@@ -156,6 +159,21 @@ fn check_deterministic(exp: &Value, report: &Report) -> Vec<String> {
         check_field(errors, &w, "mean_queue", e, Some(a.mean_queue));
         check_field(errors, &w, "mean_holders", e, Some(a.mean_holders));
         check_field(errors, &w, "mean_wait", e, a.mean_wait);
+        // The serving engine's figures, where the expected report has them.
+        let serving = [
+            ("mean_cached", a.mean_cached),
+            ("evicted_entries", a.evicted_entries as f64),
+            ("evicted_units", a.evicted_units),
+            ("preemptions", a.preemptions as f64),
+            ("spills", a.spills as f64),
+            ("rejected", a.rejected as f64),
+            ("stuck", a.stuck as f64),
+        ];
+        for (key, value) in serving {
+            if e.get(key).is_some() {
+                check_field(errors, &w, key, e, Some(value));
+            }
+        }
     });
     errors
 }
@@ -199,12 +217,11 @@ fn check_stochastic(exp: &Value, report: &Report) -> Vec<String> {
 }
 
 fn check_case(path: &Path) -> Result<(), String> {
-    let source = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let exp_path = path.with_extension("expected.json");
     let exp: Value =
         serde_json::from_str(&std::fs::read_to_string(&exp_path).map_err(|e| e.to_string())?)
             .map_err(|e| e.to_string())?;
-    let result = outcome(&source);
+    let result = outcome(path);
     if exp["error"] == Value::Bool(true) {
         let message = match result {
             Ok(_) => return Err("accepted, expected a rejection".into()),
@@ -238,10 +255,10 @@ fn check_case(path: &Path) -> Result<(), String> {
     }
 }
 
-#[test]
-fn every_conformance_case_matches_the_reference() {
-    let cases = cases();
-    assert!(cases.len() >= 60, "the conformance cases are present");
+/// Checks every case of `dir` (at least `least` of them).
+fn check_dir(dir: &str, least: usize) {
+    let cases = cases(dir);
+    assert!(cases.len() >= least, "the cases of {dir} are present");
     let failures: Vec<String> = cases
         .iter()
         .filter_map(|p| {
@@ -260,4 +277,21 @@ fn every_conformance_case_matches_the_reference() {
         cases.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+fn every_conformance_case_matches_the_reference() {
+    check_dir("tests/conformance", 60);
+}
+
+#[test]
+fn every_serving_engine_case_matches_the_reference() {
+    // The 54 cases of ../shared/conformance/t2 (33 accepted, 21 rejected).
+    check_dir("tests/conformance/t2", 54);
+}
+
+#[test]
+fn every_case_of_the_serving_corpus_matches_the_reference() {
+    // tests/serving: serq's own corpus, expected files from pyserq 0.1.0.
+    check_dir("tests/serving", 55);
 }

@@ -117,3 +117,67 @@ fn maxmin_reads_are_never_slower_than_bottleneck_reads() {
     assert!(maxmin < bottleneck, "{maxmin} vs {bottleneck}");
     assert!(within(maxmin, 1.84, 0.05) && within(bottleneck, 1.93, 0.05));
 }
+
+/// Whether `actual` lies within the bounds check.py gives a stochastic
+/// case: max(3 × the reference's ci, 5% of the reference's mean).
+fn as_the_reference(actual: f64, mean: f64, ci: f64) -> bool {
+    (actual - mean).abs() <= (3.0 * ci).max(0.05 * mean.abs())
+}
+
+fn pool<'r>(r: &'r Report, name: &str) -> &'r serq::report::PoolRow {
+    r.pools.iter().find(|p| p.name == name).expect("pool")
+}
+
+#[test]
+fn the_vllm_engine_batches_preempts_and_answers_as_the_reference() {
+    // pyserq 0.1.0 on examples/single-turn/vllm.sq (seed 1): ttft 0.061364
+    // (ci 0.007), response 0.550749 (ci 0.017361), engine utilisation
+    // 0.8537; 343 preemptions: 600 blocks are tight for 4 requests a second.
+    let r = run_example("single-turn/vllm.sq");
+    let (ttft, response) = (mean(&r, "ttft"), mean(&r, "response"));
+    assert!(as_the_reference(ttft, 0.061364, 0.007), "ttft {ttft}");
+    assert!(
+        as_the_reference(response, 0.550749, 0.017361),
+        "response {response}"
+    );
+    assert!((utilization(&r, "engine") - 0.8537).abs() <= 0.03);
+    assert!(ttft < response);
+    let kv = pool(&r, "kv");
+    assert!(kv.preemptions > 0 && kv.evicted_entries > 0);
+    // The engine batches: more than one resident on average.
+    assert!(r.stages[0].mean_number > 1.5);
+}
+
+#[test]
+fn the_chat_reuses_its_conversations_prefix_as_the_reference() {
+    // pyserq 0.1.0 on examples/multi-turn/chat.sq: reused 762.26 (ci
+    // 45.46) of prompts prefilled 1056.14 (ci 66.43); ttft 0.034417 (ci
+    // 0.002292); turn_time 1.036293 (ci 0.033192).
+    let r = run_example("multi-turn/chat.sq");
+    assert!(as_the_reference(mean(&r, "reused"), 762.262574, 45.460491));
+    assert!(as_the_reference(
+        mean(&r, "prefilled"),
+        1056.141548,
+        66.433878
+    ));
+    assert!(as_the_reference(mean(&r, "ttft"), 0.034417, 0.002292));
+    assert!(as_the_reference(mean(&r, "turn_time"), 1.036293, 0.033192));
+    // The prefix cache holds tens of thousands of tokens.
+    assert!(pool(&r, "kv").mean_cached > 20_000.0);
+}
+
+#[test]
+fn nixl_pull_reads_each_prompt_over_both_nics_as_the_reference() {
+    // pyserq 0.1.0 on examples/pd-disaggregation/nixl_pull.sq at 8 + 8:
+    // hit 1637.99 (ci 116.13), ttft 0.039408 (ci 0.001544), read 0.013957
+    // (ci 0.000496), response 0.944596 (ci 0.053121).
+    let r = run_example("pd-disaggregation/nixl_pull.sq");
+    assert!(as_the_reference(mean(&r, "hit"), 1637.986014, 116.125977));
+    assert!(as_the_reference(mean(&r, "ttft"), 0.039408, 0.001544));
+    assert!(as_the_reference(mean(&r, "read"), 0.013957, 0.000496));
+    assert!(as_the_reference(mean(&r, "response"), 0.944596, 0.053121));
+    // A read of ~2000 tokens at 2e5 tokens a second takes ~10 ms alone.
+    assert!(mean(&r, "read") > 0.01);
+    // 8 + 8 instances: every engine and NIC row is present.
+    assert_eq!(r.stages.iter().filter(|s| s.name == "egress").count(), 8);
+}

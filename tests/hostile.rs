@@ -4,7 +4,6 @@
 //! threads in debug builds too, which is the tightest stack serq meets.
 
 use serq::{Overrides, compile_ir, compile_source};
-use std::time::{Duration, Instant};
 
 /// A complete program around one session statement.
 fn with_session(stmts: &str) -> String {
@@ -190,14 +189,10 @@ fn defs_that_double_at_each_level_are_refused_before_they_blow_up() {
         defs += &format!("def f{k}(x) = f{}(x) + f{}(x);\n", k - 1, k - 1);
     }
     let source = format!("{defs}{}", with_session("set y = f39(now);"));
-    let start = Instant::now();
+    // Refused by the expansion's node count, so it ends (no wall-clock
+    // bound here: speed is for benches, not tests).
     let m = refused(&source);
     assert_mentions(&m, &["expanding the `def`s", "more than 1000000"]);
-    assert!(
-        start.elapsed() < Duration::from_secs(20),
-        "took {:?}",
-        start.elapsed()
-    );
 }
 
 #[test]
@@ -249,17 +244,11 @@ fn a_hundred_megabyte_line_is_refused_quickly() {
     // One unknown name of 100 MB (a line of that length in a session).
     let name = "a".repeat(LONG_LINE);
     let source = with_session(&format!("set x = {name};"));
-    let start = Instant::now();
     let m = refused(&source);
     assert!(
         m.iter().any(|m| m.contains("unknown")),
         "{:?}",
         m.iter().map(|m| &m[..m.len().min(80)]).collect::<Vec<_>>()
-    );
-    assert!(
-        start.elapsed() < Duration::from_secs(60),
-        "took {:?}",
-        start.elapsed()
     );
 }
 
@@ -355,6 +344,15 @@ fn ir_of_another_version_is_refused() {
 }
 
 #[test]
+fn ir_of_a_later_version_is_refused_by_its_version_not_its_fields() {
+    // pyserq 0.1.0 writes IR version 9, which has fields version 8 lacks
+    // (`trace_ordered`): the message names the version, not the field.
+    let json = minimal_ir().replace(r#""version":8"#, r#""version":9,"trace_ordered":false"#);
+    let messages = ir_refused(&json);
+    assert_eq!(messages, ["IR version 9 (serq reads 8)"]);
+}
+
+#[test]
 fn deeply_nested_json_is_refused_before_it_is_read() {
     for depth in [2_000, 1_000_000] {
         let json = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
@@ -417,15 +415,14 @@ fn a_choose_count_of_ten_million_links() {
 
 #[test]
 fn a_computed_choose_count_past_ten_million_stops_the_run_at_once() {
-    let t = Instant::now();
     let e = run_error(&with_session("set n = 1e15; choose j in n by (j);"));
     assert!(
         e.message.contains("choose") && e.message.contains("limit of 10000000"),
         "{}",
         e.message
     );
-    // Refused before the first candidate, not after 10^15 of them.
-    assert!(t.elapsed() < Duration::from_secs(5));
+    // The limit is checked before the first candidate: were it not, this
+    // test would evaluate 10^15 of them and never end.
 }
 
 #[test]
@@ -445,13 +442,14 @@ fn fifo_with_four_billion_servers_serves_a_thousand_jobs_at_once() {
 #[cfg_attr(debug_assertions, ignore = "10^7 sessions: run it in a release build")]
 fn a_flood_of_arrivals_stops_at_ten_million_live_sessions() {
     let e = run_error(
-        "stage s : delay;\nworkload { arrive poisson(1e300); }\nsession { run s (1); }\nrun { horizon 10; }\n",
+        // 1e11 · 10 arrivals expected: within the 2^42 a horizon allows.
+        "stage s : delay;\nworkload { arrive poisson(1e11); }\nsession { run s (1); }\nrun { horizon 10; }\n",
     );
     assert!(
         e.message.contains("10000000 live sessions") && e.message.contains("limit"),
         "{}",
         e.message
     );
-    // Arrivals 1e-300 apart: the flood fills the limit long before time 1.
+    // Arrivals 1e-11 apart: the flood fills the limit long before time 1.
     assert!(e.time < 1.0, "{}", e.time);
 }

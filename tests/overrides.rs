@@ -231,7 +231,7 @@ fn serq_ir_with_sets_prints_the_program_with_the_new_sizes() {
 }
 
 #[test]
-fn serq_check_with_an_unknown_set_exits_1_listing_the_constants() {
+fn serq_check_with_an_unknown_set_exits_2_listing_the_constants() {
     let path = program_file("np_unknown.sq", NP_PROGRAM);
     let out = serq(&[
         "check".as_ref(),
@@ -239,7 +239,8 @@ fn serq_check_with_an_unknown_set_exits_1_listing_the_constants() {
         "--set".as_ref(),
         "NX=1".as_ref(),
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    // A name a flag gives that the program lacks is a usage error (issue 15).
+    assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("`NP`, `ND`"), "{stderr}");
 }

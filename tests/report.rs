@@ -16,6 +16,7 @@ fn worked_example() -> Report {
         ended: 2,
         turns: 0,
         mean_live: 0.8,
+        live_series: Vec::new(),
         observes: vec![Observation {
             name: "transferred".into(),
             samples: vec![3.0, 3.0],
@@ -58,11 +59,33 @@ fn table_has_the_header_line_and_one_row_per_figure() {
         lines[0],
         "egress.sq  seed 1  horizon 10  end 10  warmup 0  events 7  arrivals 2  ended 2  mean_live 0.800"
     );
-    // Two equal samples: mean 3, no CI below 40 samples (±inf), cv² 0, p99 3.
+    // Two equal samples: mean 3, no CI below 40 samples (±inf), cv² 0, p50 p90 p99 3.
     let words: Vec<&str> = lines[2].split_whitespace().collect();
     assert_eq!(
         words,
-        ["transferred", "2", "3.0000", "±inf", "0.000", "3.0000"]
+        [
+            "transferred",
+            "2",
+            "3.0000",
+            "±inf",
+            "0.000",
+            "3.0000",
+            "3.0000",
+            "3.0000"
+        ]
+    );
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        [
+            "observation",
+            "count",
+            "mean",
+            "±ci",
+            "cv²",
+            "p50",
+            "p90",
+            "p99"
+        ]
     );
     let words: Vec<&str> = lines[4].split_whitespace().collect();
     assert_eq!(
@@ -91,6 +114,11 @@ fn json_uses_the_reference_field_names_and_null_for_undefined() {
         (Some(2), Some(3.0))
     );
     assert!(obs["ci"].is_null());
+    // The reference's fields, then serq's percentiles beside them.
+    assert!(report.to_json(false).contains(
+        r#""transferred":{"count":2,"mean":3.0,"ci":null,"cv2":0.0,"p99":3.0,"p50":3.0,"p90":3.0,"p95":3.0}"#
+    ));
+    assert_eq!(obs["p50"], 3.0);
     assert_eq!(obs["samples"], serde_json::json!([3.0, 3.0]));
     assert!(v["stages"][0]["mean_service"].is_null());
     assert_eq!(v["pools"][0]["admissions"], 2);
@@ -109,4 +137,56 @@ fn array_members_print_with_their_index() {
             .lines()
             .any(|l| l.starts_with("egress[1] "))
     );
+}
+
+#[test]
+fn percentiles_of_a_small_sample_in_table_and_json() {
+    // Samples 4 1 3 2 5 (n = 5), sorted 1 2 3 4 5: p50 rank ⌈2.5⌉ = 3 → 3;
+    // p90 rank ⌈4.5⌉ = 5 → 5; p95 ⌈4.75⌉ = 5 → 5; p99 ⌈4.95⌉ = 5 → 5.
+    let mut report = worked_example();
+    report.observes[0].samples = vec![4.0, 1.0, 3.0, 2.0, 5.0];
+    let v: serde_json::Value = serde_json::from_str(&report.to_json(false)).unwrap();
+    let obs = &v["observes"]["transferred"];
+    assert_eq!(
+        [&obs["p50"], &obs["p90"], &obs["p95"], &obs["p99"]],
+        [3.0, 5.0, 5.0, 5.0]
+    );
+    let table = report.to_table();
+    let words: Vec<&str> = table.lines().nth(2).unwrap().split_whitespace().collect();
+    assert_eq!(&words[5..], ["3.0000", "5.0000", "5.0000"]);
+}
+
+#[test]
+fn by_family_folds_an_array_into_one_row_of_mean_min_and_max() {
+    // egress[0..3] with utilisations 0.2, 0.4, 0.6: one row `egress ×3`,
+    // util mean 0.4, min 0.2, max 0.6; kvP stays a row of its own.
+    let mut report = worked_example();
+    let row = report.stages[0].clone();
+    report.stages = [0.2, 0.4, 0.6]
+        .iter()
+        .enumerate()
+        .map(|(i, &u)| StageRow {
+            member: Some(i),
+            utilization: Some(u),
+            ..row.clone()
+        })
+        .collect();
+    let table = report.to_table_by_family();
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("egress ×3"))
+        .expect("one folded row");
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(&words[2..6], ["0.400", "0.400", "0.200", "0.600"]);
+    assert!(!table.contains("egress[0]"));
+    let v: serde_json::Value = serde_json::from_str(&report.to_json_by_family(false)).unwrap();
+    let egress = &v["stages"][0];
+    assert_eq!(egress["members"], 3);
+    assert_eq!(egress["utilization"]["min"], 0.2);
+    assert_eq!(egress["utilization"]["max"], 0.6);
+    assert_eq!(v["stages"].as_array().unwrap().len(), 1);
+    // Unfolded, every JSON row carries its member index.
+    let v: serde_json::Value = serde_json::from_str(&report.to_json(false)).unwrap();
+    assert_eq!(v["stages"][2]["member"], 2);
+    assert!(v["pools"][0]["member"].is_null());
 }

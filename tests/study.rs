@@ -2,7 +2,7 @@
 //! their rows, through the library and the `serq` binary.
 
 use serq::report::{Observation, Report, StageRow};
-use serq::study::{Axis, Estimate, Replicated, replicate, sweep};
+use serq::study::{Axis, Cell, Estimate, Replicated, replicate, sweep};
 use serq::{Overrides, compile_source, run};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -59,6 +59,7 @@ fn report(seed: u64, samples: &[f64], util: Option<f64>) -> Report {
         ended: 0,
         turns: 0,
         mean_live: 0.0,
+        live_series: Vec::new(),
         observes: vec![Observation {
             name: "ttft".into(),
             samples: samples.to_vec(),
@@ -235,8 +236,15 @@ fn sweep_columns_are_parameters_replications_observations_then_members() {
             "lam",
             "ND",
             "replications",
+            "stable",
             "response.mean",
             "response.ci",
+            "response.p50",
+            "response.p50_ci",
+            "response.p90",
+            "response.p90_ci",
+            "response.p99",
+            "response.p99_ci",
             "srv.util",
             "idle[0].util",
             "idle[1].util",
@@ -247,12 +255,15 @@ fn sweep_columns_are_parameters_replications_observations_then_members() {
     let rows = s.rows();
     let heads: Vec<(f64, f64)> = rows
         .iter()
-        .map(|r| (r[0].unwrap(), r[1].unwrap()))
+        .map(|r| (r[0].number().unwrap(), r[1].number().unwrap()))
         .collect();
     assert_eq!(heads, [(0.2, 1.0), (0.2, 3.0), (0.4, 1.0), (0.4, 3.0)]);
-    assert_eq!(&rows[0][6..], [Some(0.0), None, None]);
-    assert_eq!(&rows[1][6..], [Some(0.0), Some(0.0), Some(0.0)]);
-    assert!(rows.iter().all(|r| r[2] == Some(2.0)));
+    let utils = |row: &[Cell]| row[13..].iter().map(|c| c.number()).collect::<Vec<_>>();
+    assert_eq!(utils(&rows[0]), [Some(0.0), None, None]);
+    assert_eq!(utils(&rows[1]), [Some(0.0), Some(0.0), Some(0.0)]);
+    assert!(rows.iter().all(|r| r[2] == Cell::Number(Some(2.0))));
+    // ρ ≤ 0.4 over 300: no queue grows.
+    assert!(rows.iter().all(|r| r[3] == Cell::Flag(Some(true))));
 }
 
 #[test]
@@ -289,7 +300,8 @@ fn sweep_csv_is_the_same_file_with_one_and_two_threads() {
     assert_eq!(lines.len(), 1 + 6);
     assert_eq!(
         lines[0],
-        "lam,ND,replications,response.mean,response.ci,srv.util,idle[0].util,idle[1].util"
+        "lam,ND,replications,stable,response.mean,response.ci,response.p50,response.p50_ci,\
+         response.p90,response.p90_ci,response.p99,response.p99_ci,srv.util,idle[0].util,idle[1].util"
     );
     let heads: Vec<String> = lines[1..]
         .iter()
@@ -332,16 +344,21 @@ fn sweep_jsonl_has_one_object_per_point_keyed_by_column() {
     );
     // One replication: no interval.
     assert_eq!(row["response.ci"], serde_json::Value::Null);
-    assert!(text.starts_with("{\"lam\":0.4,\"replications\":1,\"response.mean\":"));
+    assert!(text.starts_with("{\"lam\":0.4,\"replications\":1,\"stable\":true,\"response.mean\":"));
 }
 
 #[test]
 fn a_grid_name_no_let_declares_is_refused_naming_it() {
     let path = program_file("mm1_unknown.sq", MM1);
     let out = serq(2, &["sweep", "--grid", "mu=1,2"], &path);
-    assert_eq!(out.status.code(), Some(1));
+    // A name a flag gives that the program lacks is a usage error.
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("`mu`") && err.contains("mu=1"), "{err}");
+    let typo = serq(2, &["sweep", "--grid", "lamb=1,2"], &path);
+    assert_eq!(typo.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&typo.stderr);
+    assert!(err.contains("did you mean `lam`?"), "{err}");
 }
 
 #[test]
@@ -400,6 +417,172 @@ fn sweep_plot_draws_one_line_per_value_of_the_other_parameter() {
         ],
         &path,
     );
-    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("`ttft`"));
+}
+
+/// A sweep of 16 points whose n-th point runs n·20000 time units of M/M/1,
+/// so that it is still running well after its first rows are written.
+const SLOW: &str = "let lam = 0.5;
+let H = 20000;
+stage srv : fifo;
+workload { arrive poisson(lam); }
+session { set t0 = now; run srv (~exp(1)); observe response = now - t0; end; }
+run { horizon H; seed 3; }
+";
+
+const SLOW_GRID: [&str; 2] = ["--grid", "H=20000:320000:20000"];
+
+/// Starts `serq sweep` on SLOW into `out`, one worker thread.
+fn start_slow_sweep(path: &Path, out: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_serq"))
+        .env("RAYON_NUM_THREADS", "1")
+        .arg("sweep")
+        .args(SLOW_GRID)
+        .arg("--out")
+        .arg(out)
+        .arg(path)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the serq binary starts")
+}
+
+/// `serq sweep --resume --out OUT` on SLOW.
+fn resume(path: &Path, out: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_serq"))
+        .args(["sweep", "--resume", "--out"])
+        .arg(out)
+        .args(SLOW_GRID)
+        .arg(path)
+        .output()
+        .expect("the serq binary runs")
+}
+
+/// Waits until `out` holds a header and at least two whole rows.
+fn wait_for_rows(out: &Path) {
+    loop {
+        let text = std::fs::read_to_string(out).unwrap_or_default();
+        if text.matches('\n').count() >= 3 {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_killed_sweep_leaves_its_points_done_and_resume_completes_it_byte_for_byte() {
+    let path = program_file("slow.sq", SLOW);
+    let whole = path.with_file_name("slow_whole.csv");
+    let cut = path.with_file_name("slow_cut.csv");
+    let _ = std::fs::remove_file(&cut);
+    let mut child = start_slow_sweep(&path, &cut);
+    wait_for_rows(&cut);
+    child.kill().expect("the sweep can be killed");
+    child.wait().expect("the sweep ends");
+    // What it leaves is a valid file: the header, then whole rows of the
+    // grid's first points, in order.
+    let text = std::fs::read_to_string(&cut).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(text.ends_with('\n'));
+    assert!(lines[0].starts_with("H,replications,stable,response.mean,"));
+    let done = lines.len() - 1;
+    assert!((2..16).contains(&done), "{done} rows");
+    for (i, line) in lines[1..].iter().enumerate() {
+        assert!(
+            line.starts_with(&format!("{},1,", 20000 * (i + 1))),
+            "{line}"
+        );
+    }
+    // --resume runs the rest; the file is then the uninterrupted run's.
+    let resumed = resume(&path, &cut);
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    let out = serq(
+        2,
+        &[
+            "sweep",
+            SLOW_GRID[0],
+            SLOW_GRID[1],
+            "--out",
+            whole.to_str().unwrap(),
+        ],
+        &path,
+    );
+    stdout(&out);
+    assert_eq!(std::fs::read(&cut).unwrap(), std::fs::read(&whole).unwrap());
+    // Resuming a finished file runs nothing and changes nothing.
+    let again = resume(&path, &cut);
+    assert!(again.status.success());
+    assert_eq!(std::fs::read(&cut).unwrap(), std::fs::read(&whole).unwrap());
+}
+
+#[test]
+fn resume_refuses_a_file_of_another_sweep() {
+    let path = program_file("slow_other.sq", SLOW);
+    let other = path.with_file_name("slow_other.csv");
+    std::fs::write(&other, "H,replications\n20000,1\n").unwrap();
+    let out = resume(&path, &other);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not an interrupted run of this sweep"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&other).unwrap(),
+        "H,replications\n20000,1\n"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_a_sweep_and_says_how_many_points_were_written() {
+    let path = program_file("slow_int.sq", SLOW);
+    let out = path.with_file_name("slow_int.csv");
+    let _ = std::fs::remove_file(&out);
+    let child = start_slow_sweep(&path, &out);
+    wait_for_rows(&out);
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let ended = child.wait_with_output().unwrap();
+    assert_eq!(ended.status.code(), Some(130));
+    let rows = std::fs::read_to_string(&out).unwrap().lines().count() - 1;
+    let err = String::from_utf8_lossy(&ended.stderr);
+    assert!(
+        err.contains(&format!("interrupted: {rows} of 16 points written to `")),
+        "{err}"
+    );
+    assert!(err.contains("--resume"), "{err}");
+}
+
+#[test]
+fn a_sweep_with_a_bad_y_exits_2_having_run_no_point() {
+    let path = program_file("slow_bad_y.sq", SLOW);
+    let out = path.with_file_name("slow_bad_y.csv");
+    let _ = std::fs::remove_file(&out);
+    let svg = path.with_file_name("slow_bad_y.svg");
+    let ended = Command::new(env!("CARGO_BIN_EXE_serq"))
+        .env("RAYON_NUM_THREADS", "1")
+        .arg("sweep")
+        .args(SLOW_GRID)
+        .arg("--out")
+        .arg(&out)
+        .arg("--plot")
+        .arg(&svg)
+        .args(["--y", "respnse"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(ended.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&ended.stderr);
+    assert!(err.contains("did you mean `response`?"), "{err}");
+    // No row, no file, no progress: the name was checked before any run.
+    assert!(!out.exists() && !svg.exists());
+    assert!(ended.stdout.is_empty());
+    assert_eq!(err.lines().count(), 1, "{err}");
 }

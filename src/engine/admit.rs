@@ -11,35 +11,44 @@
 use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
-use super::code::{Code, Stmt};
-use super::eval::eval;
+use super::caching::{consume, make_room};
+use super::code::{Code, Stmt, ctx_index};
+use super::eval::{Moment, eval};
 use super::interface::RunError;
 use super::pool::Blocked;
+use super::serving::EPS;
+use super::serving::order::strictly_before;
 use super::session::{Frame, FrameKind, Held, HoldFrame, Wait};
 use super::sim::{Sim, check_amount, lost};
+use crate::ir::{Ctx, SLOT_CACHED};
 
 /// One admission pass over every pool in declaration order; returns
-/// whether it admitted anything (a hold or a stalled grow).
+/// whether it admitted anything (a hold or a stalled grow). The queue of a
+/// pool with `admit via` is its engine's to serve, not the pass's; its
+/// stalled growers are the pass's all the same.
 pub fn admission_pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
     let mut any = false;
     let mut next = 0;
     while let Some(p) = sim.waiting.next_from(next) {
         let pool = sim.members.pools[p];
         while let Some(e) = front(sim, pool, true) {
-            if !resume_grow(sim, e)? {
-                break;
+            match resume_grow(code, sim, e)? {
+                Grant::No => break,
+                Grant::Session => sim.ready.0.push_back(e),
+                Grant::Resident => {}
             }
             if let Ok((mut waiters, _)) = sim.store.pools.get_mut(pool) {
                 waiters.stalled.pop_front();
             }
-            sim.ready.0.push_back(e);
             any = true;
         }
-        while let Some(e) = front(sim, pool, false) {
-            if still_blocked(sim, pool, e) || !try_admit(code, sim, e)? {
-                break;
+        if code.pools[p].admit_via.is_none() {
+            while let Some((e, k)) = head(code, sim, p)? {
+                if (k == 0 && still_blocked(sim, pool, e)) || !try_admit(code, sim, e, k)? {
+                    break;
+                }
+                any = true;
             }
-            any = true;
         }
         // Its stalled front (if any) did not fit, nor its queue head (if any).
         if let Ok((waiters, _)) = sim.store.pools.get(pool) {
@@ -58,6 +67,49 @@ pub fn admission_pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
         next = p + 1;
     }
     Ok(any)
+}
+
+/// The head of pool `p`'s queue and its place in it: the first in join
+/// order, or under `queue by (k…)` the one of the smallest key tuple at the
+/// Admit moment (`waited` the time it has waited; ties in join order).
+pub fn head(code: &Code, sim: &mut Sim, p: usize) -> Result<Option<(Entity, usize)>, RunError> {
+    let Some(keys) = &code.pools[p].queue else {
+        return Ok(front(sim, sim.members.pools[p], false).map(|e| (e, 0)));
+    };
+    let n = match sim.store.pools.get(sim.members.pools[p]) {
+        Ok((waiters, _)) => waiters.queue.len(),
+        Err(_) => return Err(lost("pool", sim.clock.now)),
+    };
+    let (mut best, mut best_key, mut key) = (None, Vec::new(), Vec::new());
+    for k in 0..n {
+        let Some(e) = sim
+            .store
+            .pools
+            .get(sim.members.pools[p])
+            .ok()
+            .and_then(|(w, _)| w.queue.get(k).copied())
+        else {
+            break;
+        };
+        let (at, joined) = match sim.store.dealings.get(e).ok().and_then(|d| d.0.as_deref()) {
+            Some(d) => match &d.wait {
+                Wait::Hold { at, joined, .. } => (*at, *joined),
+                _ => continue,
+            },
+            None => continue,
+        };
+        let mut moment = Moment::NONE;
+        moment.0[ctx_index(Ctx::Waited)] = sim.clock.now - joined;
+        key.clear();
+        for x in keys.iter() {
+            key.push(sim.in_session_at(e, at, &moment, |cx| eval(x, cx))?);
+        }
+        if best.is_none() || strictly_before(&key, &best_key) {
+            best = Some((e, k));
+            std::mem::swap(&mut best_key, &mut key);
+        }
+    }
+    Ok(best)
 }
 
 fn front(sim: &Sim, pool: Entity, stalled: bool) -> Option<Entity> {
@@ -107,9 +159,29 @@ pub fn units_of(
     Ok((u, r))
 }
 
-/// Admits the waiting hold of session `e` (the head of its first pool's
-/// queue) if it fits in every pool now.
-fn try_admit(code: &Code, sim: &mut Sim, e: Entity) -> Result<bool, RunError> {
+/// What a stalled growth's retry did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grant {
+    /// It still does not fit.
+    No,
+    /// A `grow` statement's: the session goes on.
+    Session,
+    /// A growing resident's: it takes tokens again from the next iteration.
+    Resident,
+}
+
+/// The units a hold's pool takes (its units rounded up to the block) and
+/// what it must fit (`max(units, reserve)` rounded up).
+pub fn rounded(sim: &Sim, p: usize, u: f64, r: f64) -> (f64, f64) {
+    let block = sim.kv.block[p];
+    (block.up(u), block.up(u.max(r)))
+}
+
+/// Admits the waiting hold of session `e` (at place `k` of its first
+/// pool's queue, the head) if it fits in every pool now: it consumes the
+/// session's cached entries, evicts what its allocation needs, and takes
+/// its units.
+pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool, RunError> {
     let now = sim.clock.now;
     let (at, members, joined) = match sim.store.dealings.get_mut(e) {
         Ok(mut dealings) => match &dealings.get().wait {
@@ -121,6 +193,7 @@ fn try_admit(code: &Code, sim: &mut Sim, e: Entity) -> Result<bool, RunError> {
     let Stmt::Hold {
         body,
         reads_no_state,
+        reuse,
         ..
     } = &code.blocks[at.0][at.1]
     else {
@@ -128,12 +201,13 @@ fn try_admit(code: &Code, sim: &mut Sim, e: Entity) -> Result<bool, RunError> {
     };
     let first = members[0] as usize;
     let mut units: SmallVec<[f64; 4]> = SmallVec::new();
-    for (k, &p) in members.iter().enumerate() {
-        let (u, r) = units_of(code, sim, e, at, k)?;
+    for (i, &p) in members.iter().enumerate() {
+        let (u, r) = units_of(code, sim, e, at, i)?;
         let p = p as usize;
+        let (u, gate) = rounded(sim, p, u, r);
         // Amounts are never NaN (checked), so `>` is the negation of "fits".
-        if sim.levels.used[p] + u.max(r) > sim.levels.cap[p] {
-            let blocked = reads_no_state.then_some(Blocked {
+        if sim.levels.used[p] + gate > sim.levels.cap[p] + EPS {
+            let blocked = (*reads_no_state && k == 0).then_some(Blocked {
                 head: e,
                 on: p as u32,
                 returns: sim.levels.returns[p],
@@ -145,15 +219,28 @@ fn try_admit(code: &Code, sim: &mut Sim, e: Entity) -> Result<bool, RunError> {
         }
         units.push(u);
     }
+    let mut consumed: SmallVec<[f64; 4]> = SmallVec::new();
+    if code.caching {
+        let limit = match reuse {
+            Some(x) => sim.eval_in(e, at, x)?,
+            None => f64::INFINITY,
+        };
+        consume(code, sim, e, &members, limit, &mut consumed)?;
+        for (&p, &u) in members.iter().zip(&units) {
+            make_room(code, sim, p as usize, u)?;
+        }
+    } else {
+        consumed.resize(members.len(), 0.0);
+    }
     let warmup = code.program.warmup;
     let mut held: SmallVec<[Held; 4]> = SmallVec::new();
-    for (i, (&p, &u)) in members.iter().zip(&units).enumerate() {
+    for (i, ((&p, &u), &c)) in members.iter().zip(&units).zip(&consumed).enumerate() {
         let entity = sim.members.pools[p as usize];
         let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(entity) else {
             return Err(lost("pool", now));
         };
         if i == 0 {
-            waiters.queue.pop_front();
+            waiters.queue.remove(k);
             let len = waiters.queue.len();
             sim.levels.set_queued(&mut stats, p as usize, now, len);
             if now >= warmup {
@@ -162,6 +249,10 @@ fn try_admit(code: &Code, sim: &mut Sim, e: Entity) -> Result<bool, RunError> {
         }
         sim.levels.take(&mut stats, p as usize, now, u);
         stats.admissions += 1;
+        let pc = &code.pools[p as usize];
+        if pc.lifo && pc.memory_of.is_empty() && !sim.kv.lifo_holders[p as usize].contains(&e) {
+            sim.kv.lifo_holders[p as usize].push(e);
+        }
         if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
             let holdings = &mut dealings.get().holdings;
             match holdings.iter_mut().find(|h| h.0 == p) {
@@ -172,14 +263,30 @@ fn try_admit(code: &Code, sim: &mut Sim, e: Entity) -> Result<bool, RunError> {
         held.push(Held {
             pool: p,
             units: u,
-            loaded: None,
+            position: c,
             released: false,
         });
     }
+    let admission = sim.census.admissions;
+    sim.census.admissions += 1;
     if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
         let d = dealings.get();
         d.wait = Wait::None;
-        d.holds.push(HoldFrame { at, pools: held });
+        d.admission = Some(admission);
+        d.holds.push(HoldFrame {
+            at,
+            pools: held,
+            ran: false,
+        });
+    }
+    if code.caching {
+        // `cached` := the most consumed over the hold's pools.
+        let most = consumed.iter().copied().fold(0.0, f64::max);
+        if let Ok((_, _, life)) = sim.store.sessions.get(e)
+            && let Some(a) = sim.attrs.of_mut(life.row).get_mut(SLOT_CACHED)
+        {
+            *a = most;
+        }
     }
     let Ok((mut cont, _, _)) = sim.store.sessions.get_mut(e) else {
         return Err(lost("session", now));
@@ -193,29 +300,71 @@ fn try_admit(code: &Code, sim: &mut Sim, e: Entity) -> Result<bool, RunError> {
     Ok(true)
 }
 
-/// Applies session `e`'s pending grow if it fits; returns whether it did.
-pub fn resume_grow(sim: &mut Sim, e: Entity) -> Result<bool, RunError> {
+/// Applies session `e`'s pending grow or growth if it fits (evicting what
+/// it needs); returns what it did.
+pub fn resume_grow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Grant, RunError> {
     let now = sim.clock.now;
     let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
         return Err(lost("session", now));
     };
     let d = dealings.get();
-    let Wait::Grow {
-        hold,
-        entry,
-        amount,
-    } = d.wait
-    else {
-        return Ok(false);
+    let (hold, entry, new_units, advance, stage) = match d.wait {
+        Wait::Grow {
+            hold,
+            entry,
+            amount,
+        } => {
+            let held = &d.holds[hold].pools[entry];
+            let p = held.pool as usize;
+            (
+                hold,
+                entry,
+                sim.kv.block[p].up(held.units + amount),
+                0.0,
+                None,
+            )
+        }
+        Wait::Growth {
+            hold,
+            entry,
+            allocation,
+            asked,
+            stage,
+        } => (hold, entry, allocation, asked, Some(stage)),
+        _ => return Ok(Grant::No),
     };
-    let p = d.holds[hold].pools[entry].pool as usize;
-    if sim.levels.used[p] + amount > sim.levels.cap[p] {
-        return Ok(false);
+    let held = d.holds[hold].pools[entry];
+    let p = held.pool as usize;
+    let more = new_units - held.units;
+    if sim.levels.used[p] + more > sim.levels.cap[p] + EPS {
+        return Ok(Grant::No);
     }
-    d.holds[hold].pools[entry].units += amount;
+    if code.caching {
+        make_room(code, sim, p, more)?;
+    }
+    let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+        return Err(lost("session", now));
+    };
+    let d = dealings.get();
+    let held = &mut d.holds[hold].pools[entry];
+    held.units = new_units;
+    held.position += advance;
     d.wait = Wait::None;
     if let Ok((_, mut stats)) = sim.store.pools.get_mut(sim.members.pools[p]) {
-        sim.levels.grow(&mut stats, p, now, amount);
+        sim.levels.grow(&mut stats, p, now, more);
     }
-    Ok(true)
+    let Some(stage) = stage else {
+        return Ok(Grant::Session);
+    };
+    if let Ok((mut service, _)) = sim.store.stages.get_mut(sim.members.stages[stage as usize])
+        && let Some(engine) = service.engine()
+        && let Some(r) = engine.find(e)
+    {
+        engine.residents[r].stalled = false;
+        if code.steps[stage as usize].as_ref().and_then(|st| st.memory) == Some(p as u32) {
+            engine.residents[r].kv += more;
+        }
+    }
+    sim.dirty.engines.insert(stage as usize);
+    Ok(Grant::Resident)
 }

@@ -10,7 +10,7 @@
 use bevy_ecs::prelude::*;
 
 use super::code::{Code, Stmt};
-use super::eval::{Cx, eval, exponential_of};
+use super::eval::{Cx, Moment, eval, exponential_of};
 use super::events::EventKind;
 use super::interface::{MAX_LIVE_SESSIONS, RunError};
 use super::rng::Purpose;
@@ -55,6 +55,7 @@ pub fn renewal_gap(code: &Code, sim: &mut Sim) -> Result<f64, RunError> {
             flows,
             members,
             store,
+            kv,
             ..
         } = &mut *sim;
         let stages = &store.stages;
@@ -63,6 +64,9 @@ pub fn renewal_gap(code: &Code, sim: &mut Sim) -> Result<f64, RunError> {
         let mut cx = Cx {
             now,
             present: f64::NAN,
+            moment: &Moment::NONE,
+            serial: u64::MAX,
+            kv,
             attrs: &[],
             rng: &mut streams.arrival,
             first: &mut streams.first,
@@ -118,8 +122,17 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
         *a = serial as f64;
     }
     sim.census.live += 1;
-    let live = sim.census.live as f64;
-    sim.census.live_avg.set(now, live);
+    sim.census.live_changed(now);
+    if let Some(n) = sim.replay.trace.as_ref().map(|t| t.len() as u64) {
+        let corpus = if sim.replay.ordered {
+            serial % n
+        } else {
+            let streams = &mut *sim.streams;
+            let u = streams.trace.uniform(&mut streams.first);
+            ((u * n as f64) as u64).min(n - 1)
+        };
+        sim.replay.start(row, corpus as u32);
+    }
     if !code.blocks[prog.init].is_empty() {
         run_workload_block(code, sim, e, prog.init, 0)?;
     }
@@ -170,6 +183,7 @@ pub fn run_workload_block(
                 flows,
                 members,
                 store,
+                kv,
                 ..
             } = &mut *sim;
             let stages = &store.stages;
@@ -178,6 +192,9 @@ pub fn run_workload_block(
             let mut cx = Cx {
                 now,
                 present: f64::NAN,
+                moment: &Moment::NONE,
+                serial: u64::MAX,
+                kv,
                 attrs: attrs.cells(row),
                 rng: &mut streams.turn,
                 first: &mut streams.first,

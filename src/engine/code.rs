@@ -33,6 +33,19 @@ pub enum Observable {
     Holders,
     /// `queued(p)`.
     Queued,
+    /// `cachedin(p)`: the session's own live cached units.
+    CachedIn,
+    /// `budget_left(s)`: a step stage's budget less what its residents
+    /// would take.
+    BudgetLeft,
+    /// `est_lambda(s)`.
+    EstLambda,
+    /// `est_rho(s)`.
+    EstRho,
+    /// `est_wait(s)`.
+    EstWait,
+    /// `price(s, s_hit, ds)`: pops `ds`, then `s_hit`.
+    Price,
 }
 
 /// One instruction of an expression's flat code.
@@ -46,6 +59,8 @@ pub enum Op {
     Now,
     /// Push `present`.
     Present,
+    /// Push a serving context variable (its [`ctx_index`]) from the moment.
+    Ctx(u8),
     /// Apply a prefix operator to the top.
     Unary(UnOp),
     /// Pop b, pop a, push `a op b` (never `&&`/`||`).
@@ -163,6 +178,11 @@ pub enum Stmt {
         /// nor an observable), so a head that did not fit stays so until
         /// units come back.
         reads_no_state: bool,
+        /// `reuse (ρ)`: at most this much of the session's cached entry is
+        /// consumed in each pool (`None`: all of it).
+        reuse: Option<Expr>,
+        /// `cache (ℓ)`: what each pool keeps at release (`None`: nothing).
+        cache: Option<Expr>,
     },
     /// `grow p (d);`
     Grow(Member, Expr),
@@ -170,8 +190,8 @@ pub enum Stmt {
     Load(Member, Expr),
     /// `release p;`
     Release(Member),
-    /// A statement this engine does not run (the message says which).
-    Unsupported(&'static str),
+    /// `drop p;`: the session's live cached entry in p goes.
+    Drop(Member),
     /// `run s [, s2 …] (w);`
     Run {
         /// The first stage.
@@ -180,6 +200,10 @@ pub enum Stmt {
         work: Expr,
         /// The further stages of a flow.
         also: Box<[Member]>,
+        /// `prefill`/`decode` on a step stage (`Plain` elsewhere).
+        mode: ir::RunMode,
+        /// `growing P`: the pool whose hold grows with the tokens.
+        growing: Option<Member>,
     },
     /// `branch (g) {then} else {else}`.
     Branch(Expr, u32, u32),
@@ -196,6 +220,86 @@ pub enum Stmt {
     },
 }
 
+/// How many context variables there are (the length of a moment).
+pub const CTX_COUNT: usize = 17;
+
+/// The place of context variable `c` in a moment ([`Op::Ctx`]).
+pub fn ctx_index(c: ir::Ctx) -> usize {
+    use ir::Ctx::*;
+    match c {
+        Now => 0,
+        N => 1,
+        Size => 2,
+        Age => 3,
+        Last => 4,
+        Waiting => 5,
+        Waited => 6,
+        Residents => 7,
+        Decoders => 8,
+        KvDecode => 9,
+        KvPrefill => 10,
+        Tokens => 11,
+        Prefilled => 12,
+        Attention => 13,
+        Decoding => 14,
+        Admission => 15,
+        Remaining => 16,
+    }
+}
+
+/// A step stage's options, compiled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepCode {
+    /// `budget` (Budget moment).
+    pub budget: Expr,
+    /// `cost` (Step moment).
+    pub cost: Expr,
+    /// `chunk` (Budget moment).
+    pub chunk: Expr,
+    /// `serve by` keys (Serve moment); empty for `serve admission` and
+    /// `serve exclusive prefill`.
+    pub keys: Box<[Expr]>,
+    /// `serve exclusive prefill`.
+    pub exclusive: bool,
+    /// The `memory` pool member.
+    pub memory: Option<u32>,
+}
+
+/// `spill T via L (w) when (c)`, compiled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpillCode {
+    /// The pool member that takes the pieces.
+    pub to: u32,
+    /// The stage member a job runs on per piece.
+    pub via: u32,
+    /// The job's work (Evict moment).
+    pub work: Expr,
+    /// Whether a piece spills (Evict moment).
+    pub when: Expr,
+}
+
+/// A pool member's serving options, compiled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolCode {
+    /// `block b`.
+    pub block: Option<f64>,
+    /// `evict by (k…)` keys (`None`: `evict lru`).
+    pub evict: Option<Box<[Expr]>>,
+    /// Whether the eviction keys read an attribute or `waiting` (entries
+    /// then keep what their owner was).
+    pub evict_reads_owner: bool,
+    /// `queue by (k…)` keys (`None`: fifo).
+    pub queue: Option<Box<[Expr]>>,
+    /// `spill`.
+    pub spill: Option<SpillCode>,
+    /// `preempt lifo`.
+    pub lifo: bool,
+    /// `admit via E`: the stage member that admits this queue.
+    pub admit_via: Option<u32>,
+    /// The step stage members whose `memory` this is.
+    pub memory_of: Box<[u32]>,
+}
+
 /// The compiled program, a resource of the run.
 #[derive(Resource, Clone, Debug)]
 pub struct Code {
@@ -207,6 +311,16 @@ pub struct Code {
     pub capacity: Vec<Option<Expr>>,
     /// The renewal gap, if the workload is a renewal.
     pub renewal: Option<Expr>,
+    /// Every stage's step options (`None` for other kinds).
+    pub steps: Vec<Option<StepCode>>,
+    /// Every pool member's serving options.
+    pub pools: Vec<PoolCode>,
+    /// Whether any pool has a cache to keep (some hold caches or any
+    /// pool spills): without one, admissions skip the cache entirely.
+    pub caching: bool,
+    /// For each stage member, the pool members it admits for (`admit
+    /// via`), in pool declaration order.
+    pub admits: Vec<Vec<u32>>,
 }
 
 impl Code {
@@ -230,13 +344,98 @@ impl Code {
             ir::Arrival::Renewal(e) => Some(expr(e)),
             _ => None,
         };
+        let steps = program
+            .stages
+            .iter()
+            .map(|s| match &s.kind {
+                ir::StageKind::Step(step) => Some(StepCode {
+                    budget: expr(&step.budget),
+                    cost: expr(&step.cost),
+                    chunk: expr(&step.chunk),
+                    keys: match &step.serve {
+                        ir::Serve::By(keys) => keys.iter().map(expr).collect(),
+                        ir::Serve::ExclusivePrefill => Box::default(),
+                    },
+                    exclusive: step.serve == ir::Serve::ExclusivePrefill,
+                    memory: step.memory.map(|m| m as u32),
+                }),
+                _ => None,
+            })
+            .collect();
+        let pools = program
+            .pools
+            .iter()
+            .enumerate()
+            .map(|(p, pool)| {
+                let evict = match &pool.evict {
+                    ir::Evict::Lru => None,
+                    ir::Evict::By(keys) => Some(keys.iter().map(expr).collect()),
+                };
+                let evict_reads_owner = match &pool.evict {
+                    ir::Evict::Lru => false,
+                    ir::Evict::By(keys) => keys.iter().any(reads_owner),
+                } || pool
+                    .spill
+                    .as_ref()
+                    .is_some_and(|s| reads_owner(&s.work) || reads_owner(&s.when));
+                PoolCode {
+                    block: pool.block,
+                    evict,
+                    evict_reads_owner,
+                    queue: pool.queue.as_ref().map(|k| k.iter().map(expr).collect()),
+                    spill: pool.spill.as_ref().map(|s| SpillCode {
+                        to: s.to as u32,
+                        via: s.via as u32,
+                        work: expr(&s.work),
+                        when: expr(&s.when),
+                    }),
+                    lifo: pool.preempt == ir::Preempt::Lifo,
+                    admit_via: pool.admit_via.map(|s| s as u32),
+                    memory_of: program
+                        .stages
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, s)| {
+                            matches!(&s.kind, ir::StageKind::Step(st) if st.memory == Some(p))
+                        })
+                        .map(|(i, _)| i as u32)
+                        .collect(),
+                }
+            })
+            .collect();
+        let caching = program.pools.iter().any(|p| p.spill.is_some())
+            || program
+                .blocks
+                .iter()
+                .flatten()
+                .any(|s| matches!(s, ir::Stmt::Hold { cache: Some(_), .. }));
+        let mut admits = vec![Vec::new(); program.stages.len()];
+        for (p, pool) in program.pools.iter().enumerate() {
+            if let Some(s) = pool.admit_via {
+                admits[s].push(p as u32);
+            }
+        }
         Code {
             program,
             blocks,
             capacity,
             renewal,
+            steps,
+            pools,
+            caching,
+            admits,
         }
     }
+}
+
+/// Whether an eviction key or spill clause reads what its entry's owner
+/// was: an attribute, or `waiting`.
+fn reads_owner(e: &ir::Expr) -> bool {
+    let mut reads = false;
+    e.visit(&mut |x| {
+        reads |= matches!(x, ir::Expr::Attr(_) | ir::Expr::Ctx(ir::Ctx::Waiting));
+    });
+    reads
 }
 
 fn member(r: &CRef) -> Member {
@@ -254,7 +453,11 @@ fn stmt(s: &ir::Stmt) -> Stmt {
         ir::Stmt::Turn => Stmt::Turn,
         ir::Stmt::End => Stmt::End,
         ir::Stmt::Hold {
-            pools, body, lease, ..
+            pools,
+            body,
+            lease,
+            reuse,
+            cache,
         } => Stmt::Hold {
             pools: pools
                 .iter()
@@ -272,29 +475,26 @@ fn stmt(s: &ir::Stmt) -> Stmt {
             reads_no_state: pools
                 .iter()
                 .all(|hp| !hp.1.reads_state() && !hp.2.as_ref().is_some_and(ir::Expr::reads_state)),
+            reuse: reuse.as_ref().map(expr),
+            cache: cache.as_ref().map(expr),
         },
         ir::Stmt::Grow(r, e) => Stmt::Grow(member(r), expr(e)),
         ir::Stmt::Load(r, e) => Stmt::Load(member(r), expr(e)),
         ir::Stmt::Release(r) => Stmt::Release(member(r)),
-        ir::Stmt::Drop(_) => Stmt::Unsupported("`drop` is not supported yet"),
+        ir::Stmt::Drop(r) => Stmt::Drop(member(r)),
         ir::Stmt::Run {
             stage,
             mode,
             work,
             growing,
             also,
-        } => {
-            if *mode != ir::RunMode::Plain || growing.is_some() {
-                return Stmt::Unsupported(
-                    "prefill/decode runs and `growing` need step stages, which serq does not implement yet",
-                );
-            }
-            Stmt::Run {
-                stage: member(stage),
-                work: expr(work),
-                also: also.iter().map(member).collect(),
-            }
-        }
+        } => Stmt::Run {
+            stage: member(stage),
+            work: expr(work),
+            also: also.iter().map(member).collect(),
+            mode: *mode,
+            growing: growing.as_ref().map(member),
+        },
         ir::Stmt::Branch(g, t, e) => Stmt::Branch(expr(g), *t as u32, *e as u32),
         ir::Stmt::Loop(b) => Stmt::Loop(*b as u32),
         ir::Stmt::Choose { var, count, key } => Stmt::Choose {
@@ -352,8 +552,8 @@ fn ops_of(e: &ir::Expr) -> Expr {
     Expr::Ops(ops.into_boxed_slice())
 }
 
-/// What an observable function reads (`None`: not an observable the
-/// engine runs; the serving ones are refused by engine/unsupported.rs).
+/// What an observable function of one member reads (`None`: a pure
+/// function, or `price`, which reads two numbers besides its member).
 fn observable(fun: Fun) -> Option<Observable> {
     Some(match fun {
         Fun::Queue => Observable::Queue,
@@ -363,6 +563,11 @@ fn observable(fun: Fun) -> Option<Observable> {
         Fun::Free => Observable::Free,
         Fun::Holders => Observable::Holders,
         Fun::Queued => Observable::Queued,
+        Fun::CachedIn => Observable::CachedIn,
+        Fun::BudgetLeft => Observable::BudgetLeft,
+        Fun::EstLambda => Observable::EstLambda,
+        Fun::EstRho => Observable::EstRho,
+        Fun::EstWait => Observable::EstWait,
         _ => return None,
     })
 }
@@ -381,9 +586,8 @@ fn emit(e: &ir::Expr, ops: &mut Vec<Op>) {
         ir::Expr::Num(x) => ops.push(Op::Num(*x)),
         ir::Expr::Attr(slot) => ops.push(Op::Attr(*slot as u32)),
         ir::Expr::Ctx(ir::Ctx::Now) => ops.push(Op::Now),
-        // `present`; the other context variables are refused by
-        // engine/unsupported.rs before a run starts.
-        ir::Expr::Ctx(_) => ops.push(Op::Present),
+        ir::Expr::Ctx(ir::Ctx::N) => ops.push(Op::Present),
+        ir::Expr::Ctx(c) => ops.push(Op::Ctx(ctx_index(*c) as u8)),
         ir::Expr::Sample(dist, args) => {
             if let (Some(a), Some(b)) = (constant(args, 0), constant(args, 1)) {
                 ops.push(Op::SampleConst(*dist, a, b));
@@ -435,10 +639,14 @@ fn emit(e: &ir::Expr, ops: &mut Vec<Op>) {
 fn call(fun: Fun, args: &[Arg], ops: &mut Vec<Op>) {
     let observable = match observable(fun) {
         Some(what) => what,
-        // The serving observables are refused by engine/unsupported.rs.
-        None if !matches!(fun.signature(), ir::FunKind::Pure(_)) => {
-            ops.push(Op::Num(f64::NAN));
-            return;
+        None if fun == Fun::Price => {
+            // `price(s, a, b)`: the two numbers first, then the member.
+            for a in &args[1..] {
+                if let Arg::Expr(e) = a {
+                    emit(e, ops);
+                }
+            }
+            Observable::Price
         }
         None => {
             for a in args {

@@ -30,11 +30,15 @@ pub fn end_flow(sim: &mut Sim, generation: u64) -> Result<(), RunError> {
         else {
             return Err(lost("stage", now));
         };
-        stats.count(s as usize, true, &mut sim.load, now, -1.0);
+        stats.count(s as usize, true, sim.load, now, -1.0);
         sim.load.set_busy(s as usize, &service);
-        stats.record(now, start, start);
+        stats.record(&mut sim.load.est[s as usize], now, start, start);
     }
     flows.changed = true;
-    sim.ready.0.push_back(Entity::from_bits(owner));
+    let e = Entity::from_bits(owner);
+    // A spill's job has no session waiting for it.
+    if e != Entity::PLACEHOLDER {
+        sim.ready.0.push_back(e);
+    }
     Ok(())
 }

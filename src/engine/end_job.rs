@@ -4,6 +4,8 @@
 //! Invariant: a ps finish whose generation is not the stage's current one
 //! is stale and does nothing (it still counts as an event).
 
+use bevy_ecs::prelude::*;
+
 use super::interface::RunError;
 use super::sim::{Sim, lost};
 use super::stage::{finish_job, finish_ps};
@@ -18,11 +20,12 @@ pub fn end_job(sim: &mut Sim, stage: u32, slot: u32) -> Result<(), RunError> {
     if let Some(e) = finish_job(
         s,
         (&mut service, &mut stats),
-        &mut sim.load,
+        sim.load,
         now,
         slot,
-        &mut sim.events,
-    ) {
+        sim.events,
+    ) && e != Entity::PLACEHOLDER
+    {
         sim.ready.0.push_back(e);
     }
     Ok(())
@@ -35,15 +38,12 @@ pub fn end_ps_job(sim: &mut Sim, stage: u32, generation: u64) -> Result<(), RunE
     let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
         return Err(lost("stage", now));
     };
-    if let Some(e) = finish_ps(
-        s,
-        (&mut service, &mut stats),
-        &mut sim.load,
-        now,
-        generation,
-    ) {
+    if let Some(e) = finish_ps(s, (&mut service, &mut stats), sim.load, now, generation) {
         sim.dirty.mark(stage);
-        sim.ready.0.push_back(e);
+        // A spill's job has no session waiting for it.
+        if e != Entity::PLACEHOLDER {
+            sim.ready.0.push_back(e);
+        }
     }
     Ok(())
 }

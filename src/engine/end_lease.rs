@@ -7,6 +7,7 @@
 use bevy_ecs::prelude::*;
 
 use super::admit::admission_pass;
+use super::caching::keep;
 use super::code::Code;
 use super::interface::RunError;
 use super::sim::Sim;
@@ -28,6 +29,7 @@ pub fn end_lease(code: &Code, sim: &mut Sim, e: Entity, id: u64) -> Result<(), R
     };
     let lease = d.leases.remove(k);
     sim.give_back(e, lease.pool, lease.units);
+    keep(code, sim, e, lease.pool as usize, lease.cache)?;
     admission_pass(code, sim)?;
     Ok(())
 }

@@ -13,7 +13,8 @@
 use bevy_ecs::prelude::*;
 
 use super::arrive::create_session;
-use super::code::Code;
+use super::caching::{freeze_owner, keep, kept_units};
+use super::code::{Code, Stmt};
 use super::interface::RunError;
 use super::sim::{Sim, lost};
 use crate::ir::Arrival;
@@ -54,12 +55,22 @@ pub fn end_closed_session(
     };
     if let Some((mut holds, mut leases)) = holds {
         while let Some(hold) = holds.pop() {
+            let cache = match &code.blocks[hold.at.0][hold.at.1] {
+                Stmt::Hold { cache: Some(x), .. } => Some(sim.eval_in(e, hold.at, x)?),
+                _ => None,
+            };
             for h in hold.pools.iter().filter(|h| !h.released) {
                 sim.give_back(e, h.pool, h.units);
+                let kept = kept_units(sim, h.pool as usize, cache, hold.ran, h.position, h.units);
+                keep(code, sim, e, h.pool as usize, kept)?;
             }
         }
         for lease in leases.drain(..) {
             sim.give_back(e, lease.pool, lease.units);
+            keep(code, sim, e, lease.pool as usize, lease.cache)?;
+        }
+        if code.caching {
+            freeze_owner(code, sim, e)?;
         }
         // Keep the buffers for the entity's next session.
         if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
@@ -83,7 +94,7 @@ fn retire_session(code: &Code, sim: &mut Sim, e: Entity, serial: u64) -> Result<
     }
     census.ended_total += 1;
     census.live -= 1;
-    census.live_avg.set(now, census.live as f64);
+    census.live_changed(now);
     sim.vacant.0.push(e);
     if let Arrival::Closed(_) = prog.arrival {
         let census = &mut *sim.census;

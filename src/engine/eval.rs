@@ -13,11 +13,23 @@ use std::cell::Cell;
 
 use smallvec::SmallVec;
 
-use super::code::{Expr, Leaf, Member, Observable, Op};
+use super::code::{CTX_COUNT, Expr, Leaf, Member, Observable, Op};
+use super::kv::KvPools;
 use super::pool::PoolLevels;
 use super::rng::{FirstDraws, Stream};
 use super::stage::StageLoad;
 use crate::ir::{Dist, truth};
+
+/// The serving context variables of a moment (spec §5.4), by
+/// [`super::code::ctx_index`]; NaN outside their moment (the validator
+/// keeps every read at its moment).
+#[derive(Clone, Copy, Debug)]
+pub struct Moment(pub [f64; CTX_COUNT]);
+
+impl Moment {
+    /// No context variable.
+    pub const NONE: Moment = Moment([f64::NAN; CTX_COUNT]);
+}
 
 /// What an expression may read where it is evaluated.
 pub struct Cx<'a> {
@@ -25,6 +37,12 @@ pub struct Cx<'a> {
     pub now: f64,
     /// `present` (jobs at the ps stage whose capacity is evaluated); NaN elsewhere.
     pub present: f64,
+    /// The serving context variables of the moment.
+    pub moment: &'a Moment,
+    /// The serial of the session evaluating (u64::MAX outside a session).
+    pub serial: u64,
+    /// Every pool member's cache (`cachedin`).
+    pub kv: &'a KvPools,
     /// The session's attributes (empty outside a session), as cells: a
     /// statement may set one (a `choose` its candidate) between the
     /// evaluations of one `Cx`.
@@ -65,6 +83,8 @@ pub enum Fault {
     },
     /// `~uniform(a, b)` with b below a.
     UniformOrder(f64, f64),
+    /// `budget_left(s)` of a stage that is not a step stage.
+    NotStep,
 }
 
 impl std::fmt::Display for Fault {
@@ -89,6 +109,7 @@ impl std::fmt::Display for Fault {
                 f,
                 "`~uniform({a}, {b})`: parameter b is below a (or NaN), out of range"
             ),
+            Fault::NotStep => write!(f, "budget_left needs a step stage"),
         }
     }
 }
@@ -154,17 +175,23 @@ pub fn eval(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, Fault> {
         Expr::Now => Ok(cx.now),
         Expr::Draw(dist, a, b) => Ok(draw(*dist, *a, *b, cx)),
         Expr::Binary(op, a, b) => Ok(op.apply(cx.leaf(*a), cx.leaf(*b))),
-        Expr::Observe(what, m) => Ok(observe(*what, *m as usize, cx)),
+        // (Never `price`, which reads numbers off the stack: it stays flat code.)
+        Expr::Observe(what, m) => observe(*what, *m as usize, cx, &mut SmallVec::new()),
         Expr::ObserveAttr(what, base, count, slot) => {
             let m = member_at(*base, *count, cx.attr(*slot), "")?;
-            Ok(observe(*what, m, cx))
+            observe(*what, m, cx, &mut SmallVec::new())
         }
         Expr::Ops(ops) => run(ops, cx),
     }
 }
 
-fn observe(what: Observable, m: usize, cx: &Cx<'_>) -> f64 {
-    match what {
+fn observe(
+    what: Observable,
+    m: usize,
+    cx: &Cx<'_>,
+    stack: &mut SmallVec<[f64; 16]>,
+) -> Result<f64, Fault> {
+    Ok(match what {
         Observable::Queue => cx.load.present[m],
         Observable::Busy => cx.load.busy[m],
         Observable::Work => (cx.work)(m),
@@ -172,7 +199,23 @@ fn observe(what: Observable, m: usize, cx: &Cx<'_>) -> f64 {
         Observable::Free => cx.levels.cap[m] - cx.levels.used[m],
         Observable::Holders => cx.levels.holders[m],
         Observable::Queued => cx.levels.queued[m],
-    }
+        Observable::CachedIn => cx.kv.cached_in(m, cx.serial),
+        Observable::BudgetLeft => {
+            let left = cx.load.budget_left[m];
+            if left.is_nan() {
+                return Err(Fault::NotStep);
+            }
+            left
+        }
+        Observable::EstLambda => cx.load.est[m].lambda(),
+        Observable::EstRho => cx.load.est[m].rho(),
+        Observable::EstWait => cx.load.est[m].wait(),
+        Observable::Price => {
+            let ds = stack.pop().unwrap_or(f64::NAN);
+            let s_hit = stack.pop().unwrap_or(f64::NAN);
+            cx.load.est[m].price(s_hit, ds)
+        }
+    })
 }
 
 fn run(ops: &[Op], cx: &mut Cx<'_>) -> Result<f64, Fault> {
@@ -188,6 +231,7 @@ fn run(ops: &[Op], cx: &mut Cx<'_>) -> Result<f64, Fault> {
             Op::Attr(slot) => cx.attr(slot),
             Op::Now => cx.now,
             Op::Present => cx.present,
+            Op::Ctx(i) => cx.moment.0[i as usize],
             Op::Unary(u) => u.apply(pop(&mut stack)),
             Op::Binary(b) => {
                 let y = pop(&mut stack);
@@ -235,10 +279,10 @@ fn run(ops: &[Op], cx: &mut Cx<'_>) -> Result<f64, Fault> {
                 sample(dist, a, b, cx)?
             }
             Op::SampleConst(dist, a, b) => draw(dist, a, b, cx),
-            Op::Observe(what, m) => observe(what, m as usize, cx),
+            Op::Observe(what, m) => observe(what, m as usize, cx, &mut stack)?,
             Op::ObserveAt(what, base, count) => {
                 let m = member_at(base, count, pop(&mut stack), "")?;
-                observe(what, m, cx)
+                observe(what, m, cx, &mut stack)?
             }
         };
         stack.push(x);
@@ -264,8 +308,8 @@ fn sample(dist: Dist, a: f64, b: f64, cx: &mut Cx<'_>) -> Result<f64, Fault> {
             }
         }
         Dist::Erlang => {
-            if !(a >= 1.0 && a.fract() == 0.0 && a.is_finite()) {
-                return bad("k (a whole number >= 1)", a);
+            if !(a >= 1.0 && a.fract() == 0.0 && a <= crate::ir::MAX_ERLANG_K) {
+                return bad("k (a whole number from 1 to 10^6)", a);
             }
             if b.is_nan() || b < 0.0 {
                 return bad("mean", b);

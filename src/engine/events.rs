@@ -27,6 +27,8 @@ pub enum EventKind {
     FlowEnd(u64),
     /// A lease ends: (session, lease id).
     LeaseEnd(Entity, u64),
+    /// A step stage's iteration ends: (stage, generation).
+    IterationEnd(u32, u64),
 }
 
 /// A scheduled event.
@@ -97,6 +99,11 @@ impl EventQueue {
     /// Takes the earliest event.
     pub fn pop(&mut self) -> Option<Event> {
         self.heap.pop()
+    }
+
+    /// When the earliest event happens, if any.
+    pub fn next_time(&self) -> Option<f64> {
+        self.heap.peek().map(|e| e.time)
     }
 }
 

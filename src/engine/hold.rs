@@ -9,14 +9,17 @@
 use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
-use super::admit::{admission_pass, resume_grow, units_of};
+use super::admit::{Grant, admission_pass, resume_grow, rounded, units_of};
+use super::caching::{keep, kept_units};
 use super::code::{Code, Member, Stmt};
 use super::end_session::end_session;
 use super::eval::member;
 use super::events::EventKind;
 use super::interface::RunError;
-use super::session::{Lease, Wait};
+use super::preempt::{Fit, make_fit};
+use super::session::{HoldFrame, Lease, Wait};
 use super::sim::{Sim, check_amount, lost};
+use crate::ir;
 
 /// What a statement did to the session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +60,8 @@ pub fn join_hold(
     for (k, hp) in pools.iter().enumerate() {
         let p = member_in(sim, e, at, &hp.pool, "pool")?;
         let (u, r) = units_of(code, sim, e, at, k)?;
-        if rejected_at.is_none() && u.max(r) > sim.levels.cap[p] {
+        let (_, gate) = rounded(sim, p, u, r);
+        if rejected_at.is_none() && gate > sim.levels.cap[p] {
             rejected_at = Some(p);
         }
         members.push(p as u32);
@@ -89,6 +93,9 @@ pub fn join_hold(
     let len = waiters.queue.len();
     sim.levels.set_queued(&mut stats, first as usize, now, len);
     sim.waiting.insert(first as usize);
+    if let Some(s) = code.pools[first as usize].admit_via {
+        sim.dirty.engines.insert(s as usize);
+    }
     Ok(Step::Stop)
 }
 
@@ -102,8 +109,12 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     let Some(hold) = dealings.get().holds.pop() else {
         return Ok(());
     };
-    let Stmt::Hold { lease, .. } = &code.blocks[hold.at.0][hold.at.1] else {
+    let Stmt::Hold { lease, cache, .. } = &code.blocks[hold.at.0][hold.at.1] else {
         return Ok(());
+    };
+    let cache = match cache {
+        Some(x) => Some(sim.eval_in(e, hold.at, x)?),
+        None => None,
     };
     let leased = lease.as_ref().map(|(i, _)| *i);
     if let Some((i, length)) = lease
@@ -113,11 +124,13 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
         let id = sim.observed.next_lease;
         sim.observed.next_lease += 1;
         let h = hold.pools[*i];
+        let kept = kept_units(sim, h.pool as usize, cache, hold.ran, h.position, h.units);
         if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
             dealings.get().leases.push(Lease {
                 id,
                 pool: h.pool,
                 units: h.units,
+                cache: kept,
             });
         }
         if t <= 0.0 {
@@ -126,16 +139,37 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
             sim.events.schedule(now + t, EventKind::LeaseEnd(e, id));
         }
     }
-    let mut returned = false;
     for (i, h) in hold.pools.iter().enumerate() {
         if h.released || Some(i) == leased {
             continue;
         }
         sim.give_back(e, h.pool, h.units);
-        returned = true;
+        let kept = kept_units(sim, h.pool as usize, cache, hold.ran, h.position, h.units);
+        keep(code, sim, e, h.pool as usize, kept)?;
     }
-    if returned {
-        admission_pass(code, sim)?;
+    completed(code, sim, e, &hold)?;
+    // Every hold's end runs a pass, even one that returned nothing (its
+    // pool leased): pyserq 0.1.0 admits a waiter of another pool there
+    // before the session goes on (tests/serving/preempt_step_totals_and_requeue_order).
+    admission_pass(code, sim)?;
+    Ok(())
+}
+
+/// A hold's body ended: `computed` is reset, and the session's `stuck`
+/// records for the hold's pools start afresh.
+fn completed(code: &Code, sim: &mut Sim, e: Entity, hold: &HoldFrame) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let Ok((_, _, life)) = sim.store.sessions.get(e) else {
+        return Err(lost("session", now));
+    };
+    let (row, serial) = (life.row, life.serial);
+    if let Some(c) = sim.attrs.of_mut(row).get_mut(ir::SLOT_COMPUTED) {
+        *c = 0.0;
+    }
+    if code.pools.iter().any(|p| p.lifo) {
+        for h in &hold.pools {
+            sim.kv.hold_completed(serial, h.pool);
+        }
     }
     Ok(())
 }
@@ -174,10 +208,18 @@ pub fn release(
         let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
             return Err(lost("session", now));
         };
-        let held = &mut dealings.get().holds[h].pools[i];
+        let frame = &mut dealings.get().holds[h];
+        let ran = frame.ran;
+        let at = frame.at;
+        let held = &mut frame.pools[i];
         held.released = true;
-        let units = held.units;
+        let (units, position) = (held.units, held.position);
         sim.give_back(e, p, units);
+        if let Stmt::Hold { cache: Some(x), .. } = &code.blocks[at.0][at.1] {
+            let l = sim.eval_in(e, at, x)?;
+            let kept = kept_units(sim, p as usize, Some(l), ran, position, units);
+            keep(code, sim, e, p as usize, kept)?;
+        }
         admission_pass(code, sim)?;
         return Ok(());
     }
@@ -188,9 +230,21 @@ pub fn release(
     if let Some(k) = leases.iter().position(|l| l.pool == p) {
         let lease = leases.remove(k);
         sim.give_back(e, p, lease.units);
+        keep(code, sim, e, p as usize, lease.cache)?;
         admission_pass(code, sim)?;
     }
     Ok(())
+}
+
+/// `drop p;`: the session's live cached entry in p goes.
+pub fn drop_cached(
+    sim: &mut Sim,
+    e: Entity,
+    at: (usize, usize),
+    r: &Member,
+) -> Result<(), RunError> {
+    let p = member_in(sim, e, at, r, "pool")?;
+    super::caching::drop_entry(sim, e, p)
 }
 
 /// The pool member `r` names now and the innermost hold frame (and its
@@ -222,6 +276,7 @@ pub fn grow(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
     let (p, h, i) = held_for(code, sim, e, at, r, "grow")?;
     let d = sim.eval_in(e, at, x)?;
     let d = check_amount("the grow", d).map_err(|m| sim.session_error(e, at, m))?;
+    let d_amount = d;
     let now = sim.clock.now;
     let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
         return Err(lost("session", now));
@@ -231,8 +286,28 @@ pub fn grow(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
         entry: i,
         amount: d,
     };
-    if resume_grow(sim, e)? {
+    if resume_grow(code, sim, e)? != Grant::No {
         return Ok(Step::Next);
+    }
+    if code.pools[p as usize].lifo {
+        // `preempt lifo`: victims until the growth fits (perhaps the
+        // grower itself, which then waits at its hold's queue's head).
+        let more = match sim.store.dealings.get(e) {
+            Ok(d) => {
+                let units = d.holds()[h].pools[i].units;
+                sim.kv.block[p as usize].up(units + d_amount) - units
+            }
+            Err(_) => return Err(lost("session", now)),
+        };
+        match make_fit(code, sim, p as usize, more, e, &mut |_, _| Ok(()))? {
+            Fit::GrowerTaken => return Ok(Step::Stop),
+            Fit::Fits => {
+                if resume_grow(code, sim, e)? != Grant::No {
+                    return Ok(Step::Next);
+                }
+            }
+            Fit::NoVictim => {}
+        }
     }
     if let Ok((mut waiters, _)) = sim.store.pools.get_mut(sim.members.pools[p as usize]) {
         waiters.stalled.push_back(e);
@@ -253,8 +328,10 @@ pub fn load(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
     let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
         return Err(lost("session", now));
     };
-    let held = &mut dealings.get().holds[h].pools[i];
-    let computed = held.loaded.unwrap_or(0.0);
+    let frame = &mut dealings.get().holds[h];
+    frame.ran = true;
+    let held = &mut frame.pools[i];
+    let computed = held.position;
     if computed + n > held.units {
         let units = held.units;
         let name = code.program.pool_name(r.base as usize);
@@ -266,6 +343,6 @@ pub fn load(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
             ),
         ));
     }
-    held.loaded = Some(computed + n);
+    held.position = computed + n;
     Ok(())
 }

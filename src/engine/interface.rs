@@ -20,9 +20,54 @@ pub struct RunError {
     pub time: f64,
 }
 
+impl RunError {
+    /// The rule broken, a short stable identifier as a link error has
+    /// (`index`, `negative`, `livelock`, …): [`RunError::rule_of`] its message.
+    pub fn rule(&self) -> &'static str {
+        Self::rule_of(&self.message)
+    }
+
+    /// The rule of a run-time error's message, read off its key words (the
+    /// engine's messages carry them, spec §7/§10), most specific first.
+    /// Every rule has a fixture under `tests/diagnostics/run/`.
+    ///
+    /// ```
+    /// use serq::RunError;
+    /// assert_eq!(RunError::rule_of("the run's work is negative (-1); an amount must be >= 0"), "negative");
+    /// assert_eq!(RunError::rule_of("stage `s`: index 3 out of range (count 2)"), "index");
+    /// ```
+    pub fn rule_of(message: &str) -> &'static str {
+        Self::RULES
+            .iter()
+            .find(|(key, _)| message.contains(key))
+            .map_or("run-time", |&(_, rule)| rule)
+    }
+
+    /// The key words of [`RunError::rule_of`] and the rule each gives, most
+    /// specific first (a message with none is `run-time`).
+    pub const RULES: [(&'static str, &'static str); 16] = [
+        ("invariant broken", "invariant"),
+        ("livelock", "livelock"),
+        ("(max_events)", "max-events"),
+        ("live sessions at once", "live-limit"),
+        ("is not shared", "share"),
+        ("index", "index"),
+        ("is negative", "negative"),
+        ("NaN", "nan"),
+        ("`~", "distribution"),
+        ("renewal", "renewal"),
+        ("choose count", "choose"),
+        ("outside a hold", "outside-hold"),
+        ("guard", "guard"),
+        ("arrivals", "arrivals"),
+        ("failed to drain", "arrivals"),
+        ("warmup", "run-options"),
+    ];
+}
+
 impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "run-time error at time {}", self.time)?;
+        write!(f, "run-time error[{}] at time {}", self.rule(), self.time)?;
         if let Some(s) = self.session {
             write!(f, ", session {s}")?;
         }

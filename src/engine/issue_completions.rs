@@ -7,70 +7,65 @@
 //! jobs, drawing from the machine's stream, once per issue.
 
 use super::code::Code;
-use super::eval::{Cx, eval};
+use super::eval::{Cx, Moment, eval};
 use super::events::EventKind;
 use super::interface::RunError;
+use super::iterate::start_iteration;
 use super::sim::{Sim, lost, stage_work};
 use super::stage::issue_ps_finish;
 
-/// Issues the finish events the settle changed.
+/// The next stage the walk visits.
+enum Next {
+    /// A ps stage whose job set changed.
+    Ps(usize),
+    /// A step stage that may start an iteration.
+    Engine(usize),
+}
+
+/// Issues the finish events the settle changed, walking the stages in
+/// declaration order: a ps stage whose job set changed gets its finish
+/// event, a step stage that is idle with work starts an iteration if no
+/// event is pending at the instant (decided once, before the walk); then
+/// the flow system gets its event. A ps stage the walk has passed keeps a
+/// change made later in the walk for the next walk (spec §6.2,
+/// docs/serving-engine.md §2).
 pub fn issue_completions(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     let now = sim.clock.now;
-    if !sim.dirty.list.is_empty() {
-        sim.dirty.list.sort_unstable();
-        for i in 0..sim.dirty.list.len() {
-            let s = sim.dirty.list[i] as usize;
-            sim.dirty.marked[s] = false;
-            let entity = sim.members.stages[s];
-            let present = match sim.store.stages.get(entity) {
-                Ok((service, _)) => service.ps_present(),
-                Err(_) => return Err(lost("stage", now)),
-            };
-            let phi = if present == 0 {
-                0.0
-            } else {
-                let Some(capacity) = &code.capacity[s] else {
-                    continue;
-                };
-                let phi = {
-                    let Sim {
-                        streams,
-                        load,
-                        levels,
-                        flows,
-                        members,
-                        store,
-                        ..
-                    } = &mut *sim;
-                    let stages = &store.stages;
-                    let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
-                    let streams = &mut **streams;
-                    let mut cx = Cx {
-                        now,
-                        present: present as f64,
-                        attrs: &[],
-                        rng: &mut streams.machine,
-                        first: &mut streams.first,
-                        load,
-                        levels,
-                        work: &work,
-                    };
-                    eval(capacity, &mut cx)
-                };
-                phi.map_err(|m| {
-                    sim.error(format!(
-                        "stage `{}`: capacity: {m}",
-                        code.program.stages[s].name
-                    ))
-                })?
-            };
-            let Ok((mut service, _)) = sim.store.stages.get_mut(entity) else {
-                return Err(lost("stage", now));
-            };
-            issue_ps_finish(&mut service, s, now, phi, &mut sim.events);
+    let quiet = sim.events.next_time().is_none_or(|t| t > now);
+    let mut pos = 0;
+    loop {
+        let ps = sim
+            .dirty
+            .list
+            .iter()
+            .copied()
+            .filter(|&x| x as usize >= pos && sim.dirty.marked[x as usize])
+            .min()
+            .map(|x| x as usize);
+        let engine = sim.dirty.engines.next_from(pos);
+        let next = match (ps, engine) {
+            (None, None) => break,
+            (Some(p), Some(e)) if e < p => Next::Engine(e),
+            (Some(p), _) => Next::Ps(p),
+            (None, Some(e)) => Next::Engine(e),
+        };
+        match next {
+            Next::Ps(p) => {
+                sim.dirty.marked[p] = false;
+                issue_ps(code, sim, p)?;
+                pos = p + 1;
+            }
+            Next::Engine(e) => {
+                if quiet {
+                    start_iteration(code, sim, e)?;
+                }
+                pos = e + 1;
+            }
         }
-        sim.dirty.list.clear();
     }
+    let dirty = &mut *sim.dirty;
+    let marked = &dirty.marked;
+    dirty.list.retain(|&x| marked[x as usize]);
     if sim.flows.changed {
         let flows = &mut *sim.flows;
         flows.changed = false;
@@ -91,5 +86,62 @@ pub fn issue_completions(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
                 .schedule(time.max(now), EventKind::FlowEnd(flows.generation));
         }
     }
+    Ok(())
+}
+
+/// Issues ps stage `s`'s one finish event anew.
+fn issue_ps(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let entity = sim.members.stages[s];
+    let present = match sim.store.stages.get(entity) {
+        Ok((service, _)) => service.ps_present(),
+        Err(_) => return Err(lost("stage", now)),
+    };
+    let phi = if present == 0 {
+        0.0
+    } else {
+        let Some(capacity) = &code.capacity[s] else {
+            return Ok(());
+        };
+        let phi = {
+            let Sim {
+                streams,
+                load,
+                levels,
+                flows,
+                members,
+                store,
+                kv,
+                ..
+            } = &mut *sim;
+            let stages = &store.stages;
+            let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
+            let streams = &mut **streams;
+            let mut cx = Cx {
+                now,
+                present: present as f64,
+                moment: &Moment::NONE,
+                serial: u64::MAX,
+                kv,
+                attrs: &[],
+                rng: &mut streams.machine,
+                first: &mut streams.first,
+                load,
+                levels,
+                work: &work,
+            };
+            eval(capacity, &mut cx)
+        };
+        phi.map_err(|m| {
+            sim.error(format!(
+                "stage `{}`: capacity: {m}",
+                code.program.stages[s].name
+            ))
+        })?
+    };
+    let Ok((mut service, _)) = sim.store.stages.get_mut(entity) else {
+        return Err(lost("stage", now));
+    };
+    issue_ps_finish(&mut service, s, now, phi, sim.events);
     Ok(())
 }

@@ -19,9 +19,13 @@ mod events;
 mod flow;
 pub mod flows;
 mod interface;
+mod kv;
 mod pool;
+mod replay;
+mod residents;
 mod resources;
-mod rng;
+pub mod rng;
+pub mod serving;
 mod session;
 mod stage;
 mod stats;
@@ -31,12 +35,16 @@ mod sim;
 // systems, named for domain events
 mod admit;
 mod arrive;
+mod budget;
+mod caching;
 mod end_flow;
 mod end_job;
 mod end_lease;
 mod end_session;
 mod hold;
 mod issue_completions;
+mod iterate;
+mod preempt;
 mod run_job;
 mod settle;
 mod step_session;
@@ -44,7 +52,6 @@ mod step_session;
 mod invariants;
 mod report;
 mod run;
-mod unsupported;
 
 use crate::ir::ValidProgram;
 use crate::report::Report;
@@ -70,13 +77,5 @@ pub fn run_counted(
     program: &ValidProgram,
     options: &mut RunOptions<'_>,
 ) -> Result<(Report, SessionCounts), RunError> {
-    if let Some(message) = unsupported::unsupported(program) {
-        return Err(RunError {
-            message,
-            at: None,
-            session: None,
-            time: 0.0,
-        });
-    }
     run::run(program, options)
 }

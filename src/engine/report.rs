@@ -7,9 +7,10 @@ use bevy_ecs::prelude::*;
 
 use super::code::Code;
 use super::events::EventQueue;
+use super::kv::KvPools;
 use super::pool::PoolStats;
 use super::resources::{Census, Members, Observed};
-use super::stage::StageStats;
+use super::stage::{Service, StageStats};
 use crate::report::{Observation, PoolRow, Report, StageRow};
 
 /// When the run ended (the horizon, or the `arrivals` drain).
@@ -51,8 +52,9 @@ pub fn fill_report(
     census: Res<Census>,
     observed: Res<Observed>,
     members: Res<Members>,
-    stages: Query<&StageStats>,
+    stages: Query<(&Service, &StageStats)>,
     pools: Query<&PoolStats>,
+    kv: Res<KvPools>,
     mut out: ResMut<Output>,
 ) {
     let prog = &code.program;
@@ -65,7 +67,11 @@ pub fn fill_report(
         .iter()
         .enumerate()
         .filter_map(|(i, &e)| {
-            let s = stages.get(e).ok()?;
+            let (service, s) = stages.get(e).ok()?;
+            let iterations = match service {
+                Service::Step(engine) => engine.iterations,
+                _ => 0,
+            };
             Some(StageRow {
                 name: prog.stages[i].name.clone(),
                 member: stage_members[i],
@@ -75,7 +81,7 @@ pub fn fill_report(
                 throughput: s.completed as f64 / span,
                 mean_wait: s.wait.mean(),
                 mean_service: s.service_time.mean(),
-                iterations: 0,
+                iterations,
             })
         })
         .collect();
@@ -85,21 +91,22 @@ pub fn fill_report(
         .enumerate()
         .filter_map(|(i, &e)| {
             let p = pools.get(e).ok()?;
+            let f = &kv.figures[i];
             Some(PoolRow {
                 name: prog.pools[i].name.clone(),
                 member: pool_members[i],
                 mean_used: p.used_avg.mean(end),
-                mean_cached: 0.0,
+                mean_cached: f.cached_avg.mean(end),
                 mean_queue: p.queue_avg.mean(end),
                 mean_holders: p.holders_avg.mean(end),
                 mean_wait: p.wait.mean(),
                 admissions: p.admissions,
-                evicted_entries: 0,
-                evicted_units: 0.0,
-                preemptions: 0,
-                spills: 0,
+                evicted_entries: f.evicted_entries,
+                evicted_units: f.evicted_units,
+                preemptions: f.preemptions,
+                spills: f.spills,
                 rejected: p.rejected,
-                stuck: 0,
+                stuck: f.stuck,
             })
         })
         .collect();
@@ -114,6 +121,7 @@ pub fn fill_report(
         ended: census.ended,
         turns: observed.turns,
         mean_live: census.live_avg.mean(end),
+        live_series: census.live_series.means(end),
         observes: prog
             .observes
             .iter()

@@ -9,7 +9,9 @@ use std::collections::VecDeque;
 
 use bevy_ecs::prelude::*;
 
+use super::pool::Waiting;
 use super::stats::TimeAvg;
+use crate::report::WindowedAverage;
 
 /// The clock.
 #[derive(Resource, Clone, Copy, Debug, Default)]
@@ -33,26 +35,39 @@ pub struct Census {
     pub live: u64,
     /// Their time average.
     pub live_avg: TimeAvg,
+    /// Their average over equal windows of [warmup, horizon], for the
+    /// report's stability test.
+    pub live_series: WindowedAverage,
     /// Sessions that ended at t >= warmup.
     pub ended: u64,
     /// Sessions that ended, at any time.
     pub ended_total: u64,
     /// `closed` replacements at one instant: (instant, count).
     pub replacements: (f64, u64),
+    /// Hold admissions so far (the next admission's number, spec §8.1).
+    pub admissions: u64,
 }
 
 impl Census {
     /// No sessions yet.
-    pub fn new(warmup: f64) -> Census {
+    pub fn new(warmup: f64, horizon: f64) -> Census {
         Census {
             next_serial: 0,
             open_arrivals: 0,
             live: 0,
             live_avg: TimeAvg::new(warmup),
+            live_series: WindowedAverage::new(warmup, horizon),
             ended: 0,
             ended_total: 0,
             replacements: (0.0, 0),
+            admissions: 0,
         }
+    }
+
+    /// The live count changed at `now`: both its averages follow.
+    pub fn live_changed(&mut self, now: f64) {
+        self.live_avg.set(now, self.live as f64);
+        self.live_series.set(now, self.live as f64);
     }
 }
 
@@ -67,13 +82,18 @@ pub struct Observed {
     pub next_lease: u64,
 }
 
-/// ps stages whose job set changed since the last issue, each once.
+/// What the walk at a settle's end visits: ps stages whose job set
+/// changed since the last issue, each once, and step stages that may
+/// start an iteration.
 #[derive(Resource, Clone, Debug)]
 pub struct DirtyPs {
     /// The stages, in the order they changed.
     pub list: Vec<u32>,
     /// Whether each stage is in `list`.
     pub marked: Vec<bool>,
+    /// Step stages to try (residents joined, an iteration ended, a hold
+    /// joined a queue they admit for).
+    pub engines: Waiting,
 }
 
 impl DirtyPs {

@@ -36,6 +36,8 @@ pub enum Purpose {
     Machine,
     /// A session's statements.
     Session(u64),
+    /// The choice of each session's corpus session in an unordered trace.
+    Trace,
     /// A session's `init` (turn 0) or `turn` block number `turn`.
     Turn {
         /// The session's serial.
@@ -52,6 +54,7 @@ impl Purpose {
         match self {
             Purpose::Arrivals => (0, 0),
             Purpose::Machine => (0, 1),
+            Purpose::Trace => (0, 2),
             Purpose::Session(serial) => (2, serial),
             Purpose::Turn { serial, turn } => (turn.wrapping_mul(2).wrapping_add(4), serial),
         }
@@ -204,6 +207,8 @@ pub struct Streams {
     pub turn: Stream,
     /// The shared first draws of per-session streams.
     pub first: FirstDraws,
+    /// Each session's corpus session in an unordered trace.
+    pub trace: Stream,
 }
 
 impl Streams {
@@ -214,6 +219,7 @@ impl Streams {
             machine: Stream::new(seed, Purpose::Machine),
             turn: Stream::new(seed, Purpose::Machine),
             first: FirstDraws::new(seed),
+            trace: Stream::new(seed, Purpose::Trace),
         }
     }
 }

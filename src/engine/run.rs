@@ -20,6 +20,7 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemState;
 
 use super::arrive::{arrive, create_session, renewal_gap};
+use super::budget::refresh_budget_left;
 use super::code::Code;
 use super::end_flow::end_flow;
 use super::end_job::{end_job, end_ps_job};
@@ -29,7 +30,10 @@ use super::flow::Flows;
 use super::flows::FlowSystem;
 use super::interface::{PROGRESS_EVERY, RunError, RunOptions, SessionCounts};
 use super::invariants::{Verdict, check_invariants};
+use super::iterate::end_iteration;
+use super::kv::KvPools;
 use super::pool::{PoolLevels, PoolStats, Waiters, Waiting};
+use super::replay::Replay;
 use super::report::{End, Output, fill_report};
 use super::resources::{Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready};
 use super::rng::{Purpose, Stream, Streams};
@@ -80,7 +84,7 @@ pub fn build(program: &ValidProgram) -> World {
     world.insert_resource(EventQueue::new(prog.horizon));
     world.insert_resource(Streams::new(prog.seed));
     world.insert_resource(Ready::default());
-    world.insert_resource(Census::new(warmup));
+    world.insert_resource(Census::new(warmup, prog.horizon));
     world.insert_resource(Observed {
         samples: vec![Vec::new(); prog.observes.len()],
         turns: 0,
@@ -94,7 +98,13 @@ pub fn build(program: &ValidProgram) -> World {
     world.insert_resource(DirtyPs {
         list: Vec::new(),
         marked: vec![false; prog.stages.len()],
+        engines: Waiting::new(prog.stages.len()),
     });
+    world.insert_resource(Replay::default());
+    world.insert_resource(KvPools::new(
+        &prog.pools.iter().map(|p| p.block).collect::<Vec<_>>(),
+        warmup,
+    ));
     world.insert_resource(Flows::new(flows));
     world.insert_resource(ChooseScratch::default());
     world.insert_resource(code);
@@ -159,6 +169,20 @@ pub fn run(
 ) -> Result<(Report, SessionCounts), RunError> {
     let mut world = build(program);
     let prog = program.program();
+    if let Some(spec) = &prog.trace {
+        let trace =
+            crate::trace::Trace::read(std::path::Path::new(&spec.path)).map_err(|e| RunError {
+                message: e.to_string(),
+                at: None,
+                session: None,
+                time: 0.0,
+            })?;
+        world.insert_resource(Replay {
+            trace: Some(trace),
+            ordered: spec.ordered,
+            cursor: Vec::new(),
+        });
+    }
     let initial = match prog.arrival {
         // All n live at once: spawn exactly n.
         Arrival::Batch(n) | Arrival::Closed(n) => usize::try_from(n).unwrap_or(usize::MAX),
@@ -190,6 +214,11 @@ pub fn run(
         }
         if prog.warmup > 0.0 {
             sim.events.schedule(prog.warmup, EventKind::Warmup);
+        }
+        for s in 0..prog.stages.len() {
+            if code.steps[s].is_some() {
+                refresh_budget_left(code, &mut sim, s)?;
+            }
         }
         settle(code, &mut sim)?;
     }
@@ -260,6 +289,9 @@ pub fn run(
                     EventKind::PsEnd(stage, generation) => end_ps_job(&mut sim, stage, generation)?,
                     EventKind::FlowEnd(generation) => end_flow(&mut sim, generation)?,
                     EventKind::LeaseEnd(e, id) => end_lease(code, &mut sim, e, id)?,
+                    EventKind::IterationEnd(stage, generation) => {
+                        end_iteration(code, &mut sim, stage as usize, generation)?
+                    }
                 }
                 settle(code, &mut sim)?;
                 if let Some(limit) = prog.arrivals

@@ -8,13 +8,17 @@
 use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
-use super::code::{Code, Expr, Member};
+use super::budget::{held_by_frames, refresh_budget_left};
+use super::code::{Code, Expr, Member, Stmt};
 use super::eval::{Cx, eval, member};
-use super::flow::FlowOf;
 use super::hold::Step;
 use super::interface::RunError;
+use super::residents::Resident;
+use super::serving::iteration::Mode;
+use super::serving::order::NEVER_ADMITTED;
 use super::sim::{Sim, check_amount, lost};
 use super::stage::{Service, join};
+use crate::ir::RunMode;
 
 /// The stages a `run` names, evaluated (the first, then the others).
 pub type Held = SmallVec<[u32; 4]>;
@@ -52,6 +56,16 @@ pub fn run_job(
     }
     let now = sim.clock.now;
     let first = held[0] as usize;
+    if let Ok(mut dealings) = sim.store.dealings.get_mut(e)
+        && let Some(d) = dealings.bypass_change_detection().0.as_deref_mut()
+    {
+        d.at_stage = Some(held[0]);
+    }
+    if let Stmt::Run { mode, growing, .. } = &code.blocks[at.0][at.1]
+        && *mode != RunMode::Plain
+    {
+        return join_engine(code, sim, e, at, first, w, *mode, growing.as_ref());
+    }
     let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[first]) else {
         return Err(lost("stage", now));
     };
@@ -85,32 +99,91 @@ pub fn run_job(
             format!("stage `{name}` is held with others by one run but is not shared"),
         ));
     }
-    start_flow(sim, e, held, w)?;
+    sim.start_flow(e, held, w)?;
     Ok(Step::Stop)
 }
 
-/// Starts a flow of `work` over `stages` for session `e`: the flow gets an
-/// entity (a recycled one if any) whose `FlowOf` names the session.
-pub fn start_flow(sim: &mut Sim, e: Entity, stages: &[u32], work: f64) -> Result<(), RunError> {
+/// A run `run E prefill|decode (T) [growing P]` of `w` > 0 tokens joins
+/// step stage `s` as a resident; the session blocks until it completes.
+/// While the engine forms an iteration (it admits), the newcomer is
+/// served by that iteration.
+#[allow(clippy::too_many_arguments)]
+fn join_engine(
+    code: &Code,
+    sim: &mut Sim,
+    e: Entity,
+    at: (usize, usize),
+    s: usize,
+    w: f64,
+    mode: RunMode,
+    growing: Option<&super::code::Member>,
+) -> Result<Step, RunError> {
     let now = sim.clock.now;
-    for &s in stages {
-        let Ok((service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s as usize])
-        else {
-            return Err(lost("stage", now));
-        };
-        stats.count(s as usize, true, &mut sim.load, now, 1.0);
-        sim.load.set_busy(s as usize, &service);
-    }
-    let id = sim.flows.system.start(now, stages, work, e.to_bits());
-    let flow = match sim.flows.free.pop() {
-        Some(flow) => flow,
-        None => sim.store.commands.spawn_empty().id(),
+    let growing = match growing {
+        None => None,
+        Some(r) => {
+            let p = sim.in_session(e, at, |cx| member(r, cx, "pool"))? as u32;
+            let holds = sim.store.dealings.get(e).is_ok_and(|d| {
+                d.holds()
+                    .iter()
+                    .any(|h| h.pools.iter().any(|x| x.pool == p && !x.released))
+            });
+            if !holds {
+                let name = code.program.pool_name(r.base as usize);
+                return Err(sim.session_error(
+                    e,
+                    at,
+                    format!("`growing {name}` outside a hold of it"),
+                ));
+            }
+            Some(p)
+        }
     };
-    sim.store
-        .commands
-        .entity(flow)
-        .insert(FlowOf { session: e });
-    sim.flows.entity_of.insert(id, flow);
-    sim.flows.changed = true;
-    Ok(())
+    let admission = sim
+        .store
+        .dealings
+        .get(e)
+        .ok()
+        .and_then(|d| d.0.as_deref().and_then(|d| d.admission))
+        .map_or(NEVER_ADMITTED, |a| a as f64);
+    let kv = code.steps[s]
+        .as_ref()
+        .and_then(|st| st.memory)
+        .map_or(0.0, |m| held_by_frames(sim, e, m));
+    let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
+        return Err(lost("stage", now));
+    };
+    let Some(engine) = service.engine() else {
+        let name = &code.program.stages[s].name;
+        return Err(sim.session_error(
+            e,
+            at,
+            format!("`prefill`/`decode` run on `{name}`, which is not a step stage"),
+        ));
+    };
+    let forming = engine.forming;
+    engine.join(Resident {
+        session: e,
+        mode: if mode == RunMode::Decode {
+            Mode::Decode
+        } else {
+            Mode::Prefill
+        },
+        remaining: w,
+        growing,
+        joined: now,
+        order: 0,
+        granted: 0.0,
+        stalled: false,
+        fresh: forming,
+        rank: u32::MAX,
+        at,
+        admission,
+        kv,
+    });
+    sim.dirty.engines.insert(s);
+    stats.count(s, false, sim.load, now, 1.0);
+    sim.load.set_busy(s, &service);
+    refresh_budget_left(code, sim, s)?;
+    Ok(Step::Stop)
 }

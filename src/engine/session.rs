@@ -74,9 +74,9 @@ pub struct Held {
     pub pool: u32,
     /// Units allocated (grows with `grow`).
     pub units: f64,
-    /// The computed position set by `load` (`None`: the allocation); the
-    /// serving engine's caching reads it at release.
-    pub loaded: Option<f64>,
+    /// The computed position (spec §8.2): the cached prefix consumed at
+    /// admission, plus `load`s, plus growing tokens as they are scheduled.
+    pub position: f64,
     /// Given back early by `release`.
     pub released: bool,
 }
@@ -88,6 +88,9 @@ pub struct HoldFrame {
     pub at: (usize, usize),
     /// Its pools.
     pub pools: SmallVec<[Held; 4]>,
+    /// Whether it ran growing tokens or a `load`: a release then caches
+    /// each pool's position, not its allocation.
+    pub ran: bool,
 }
 
 /// A lease: an allocation that outlived its hold.
@@ -99,6 +102,9 @@ pub struct Lease {
     pub pool: u32,
     /// Units.
     pub units: f64,
+    /// What its end caches (its hold's `cache` clause, read when the hold
+    /// ended), 0 for none.
+    pub cache: f64,
 }
 
 /// What a blocked session waits for.
@@ -125,6 +131,21 @@ pub enum Wait {
         /// Units to add.
         amount: f64,
     },
+    /// A resident of step stage `stage` stalled in its run's growth of
+    /// entry `entry` of hold frame `hold` to `allocation`; the grant also
+    /// advances the position by `asked` (spec §8.3).
+    Growth {
+        /// Index in the hold stack.
+        hold: usize,
+        /// Index in the hold's pools.
+        entry: usize,
+        /// The allocation asked for.
+        allocation: f64,
+        /// What it asked beyond the old allocation, unrounded.
+        asked: f64,
+        /// The step stage member it is a resident of.
+        stage: u32,
+    },
 }
 
 /// A session's dealings with pools.
@@ -138,6 +159,10 @@ pub struct PoolDealings {
     pub holdings: SmallVec<[(u32, u32); 4]>,
     /// What it waits for (a hold's admission or a stalled grow).
     pub wait: Wait,
+    /// Its latest hold admission's number (spec §8.1 `admission`), if any.
+    pub admission: Option<u64>,
+    /// The stage member of its latest job (a preemption looks there).
+    pub at_stage: Option<u32>,
 }
 
 impl PoolDealings {
@@ -146,6 +171,8 @@ impl PoolDealings {
         self.leases.clear();
         self.holdings.clear();
         self.wait = Wait::None;
+        self.admission = None;
+        self.at_stage = None;
     }
 }
 
@@ -208,6 +235,13 @@ impl AttrRows {
     /// Rows handed out so far.
     pub fn rows(&self) -> usize {
         self.values.len().checked_div(self.width).unwrap_or(0)
+    }
+
+    /// The attributes of row `row`.
+    #[inline]
+    pub fn of(&self, row: u32) -> &[f64] {
+        let at = row as usize * self.width;
+        &self.values[at..at + self.width]
     }
 
     /// The attributes of row `row`, to change.

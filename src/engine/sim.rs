@@ -12,12 +12,14 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemParam;
 
 use super::code::Expr;
-use super::eval::{Cx, Fault, eval};
+use super::eval::{Cx, Fault, Moment, eval};
 use super::events::EventQueue;
-use super::flow::Flows;
+use super::flow::{FlowOf, Flows};
 use super::flows::FlowSystem;
 use super::interface::RunError;
+use super::kv::KvPools;
 use super::pool::{PoolLevels, PoolStats, Waiters, Waiting};
+use super::replay::Replay;
 use super::resources::{Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready};
 use super::rng::Streams;
 use super::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
@@ -65,6 +67,8 @@ pub struct SimParam<'w, 's> {
     levels: ResMut<'w, PoolLevels>,
     waiting: ResMut<'w, Waiting>,
     dirty: ResMut<'w, DirtyPs>,
+    kv: ResMut<'w, KvPools>,
+    replay: ResMut<'w, Replay>,
     flows: ResMut<'w, Flows>,
     store: Store<'w, 's>,
 }
@@ -89,6 +93,8 @@ impl<'w, 's> SimParam<'w, 's> {
             levels: self.levels.into_inner(),
             waiting: self.waiting.into_inner(),
             dirty: self.dirty.into_inner(),
+            kv: self.kv.into_inner(),
+            replay: self.replay.into_inner(),
             flows: self.flows.into_inner(),
             store: self.store,
         }
@@ -123,6 +129,10 @@ pub struct Sim<'w, 's> {
     pub waiting: &'w mut Waiting,
     /// ps stages to issue anew.
     pub dirty: &'w mut DirtyPs,
+    /// Every pool member's block, cache and serving figures.
+    pub kv: &'w mut KvPools,
+    /// The workload's trace and each session's place in it.
+    pub replay: &'w mut Replay,
     /// The flow system.
     pub flows: &'w mut Flows,
     /// The entities' components.
@@ -183,6 +193,18 @@ impl Sim<'_, '_> {
         at: (usize, usize),
         f: impl FnOnce(&mut Cx<'_>) -> Result<T, Fault>,
     ) -> Result<T, RunError> {
+        self.in_session_at(e, at, &Moment::NONE, f)
+    }
+
+    /// As [`Sim::in_session`], at a moment whose context variables are
+    /// `moment`'s (a queue key's `waited`, a serve key's `remaining`, …).
+    pub fn in_session_at<T>(
+        &mut self,
+        e: Entity,
+        at: (usize, usize),
+        moment: &Moment,
+        f: impl FnOnce(&mut Cx<'_>) -> Result<T, Fault>,
+    ) -> Result<T, RunError> {
         let now = self.clock.now;
         let Sim {
             streams,
@@ -192,6 +214,7 @@ impl Sim<'_, '_> {
             flows,
             members,
             store,
+            kv,
             ..
         } = self;
         let Ok((_, mut draws, life)) = store.sessions.get_mut(e) else {
@@ -202,6 +225,9 @@ impl Sim<'_, '_> {
         let mut cx = Cx {
             now,
             present: f64::NAN,
+            moment,
+            serial: life.serial,
+            kv,
             attrs: attrs.cells(life.row),
             rng: &mut draws.0,
             first: &mut streams.first,
@@ -253,5 +279,32 @@ impl Sim<'_, '_> {
                 .give_back(&mut stats, p as usize, now, units, counted);
         }
         self.waiting.wake(p as usize);
+    }
+
+    /// Starts a flow of `work` over `stages` for session `e`: the flow gets an
+    /// entity (a recycled one if any) whose `FlowOf` names the session.
+    pub fn start_flow(&mut self, e: Entity, stages: &[u32], work: f64) -> Result<(), RunError> {
+        let sim = self;
+        let now = sim.clock.now;
+        for &s in stages {
+            let Ok((service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s as usize])
+            else {
+                return Err(lost("stage", now));
+            };
+            stats.count(s as usize, true, sim.load, now, 1.0);
+            sim.load.set_busy(s as usize, &service);
+        }
+        let id = sim.flows.system.start(now, stages, work, e.to_bits());
+        let flow = match sim.flows.free.pop() {
+            Some(flow) => flow,
+            None => sim.store.commands.spawn_empty().id(),
+        };
+        sim.store
+            .commands
+            .entity(flow)
+            .insert(FlowOf { session: e });
+        sim.flows.entity_of.insert(id, flow);
+        sim.flows.changed = true;
+        Ok(())
     }
 }

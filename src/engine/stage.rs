@@ -20,6 +20,8 @@ use bevy_ecs::prelude::*;
 
 use super::events::{EventKind, EventQueue};
 use super::flows::FlowSystem;
+use super::residents::Engine;
+use super::serving::estimators::Estimators;
 use super::stats::{RunningMean, TimeAvg};
 use crate::ir::{Expr, StageKind};
 
@@ -34,6 +36,9 @@ pub struct Job {
     pub arrived: f64,
     /// When its service started (it ends at `started + work`).
     pub started: f64,
+    /// Taken away by a preemption: its slot waits for its finish event,
+    /// which then only frees it.
+    pub cancelled: bool,
 }
 
 /// A job at a ps stage, ordered by (tag, join order), smallest first.
@@ -70,6 +75,8 @@ impl Ord for PsJob {
 pub struct Slots {
     jobs: Vec<Option<Job>>,
     free: Vec<u32>,
+    /// Slots of cancelled jobs whose finish events have not fired yet.
+    cancelled: usize,
 }
 
 impl Slots {
@@ -98,11 +105,28 @@ impl Slots {
         self.jobs
             .iter()
             .flatten()
+            .filter(|j| !j.cancelled)
             .map(|j| j.work - (now - j.started))
             .sum()
     }
     fn len(&self) -> usize {
-        self.jobs.len() - self.free.len()
+        self.jobs.len() - self.free.len() - self.cancelled
+    }
+    /// Cancels session `e`'s job, if it has one here.
+    fn cancel(&mut self, e: Entity) -> bool {
+        let found = self
+            .jobs
+            .iter_mut()
+            .flatten()
+            .find(|j| j.session == e && !j.cancelled);
+        match found {
+            Some(job) => {
+                job.cancelled = true;
+                self.cancelled += 1;
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -158,6 +182,8 @@ pub enum Service {
     Ps(Box<Ps>),
     /// Every job is a flow of the flow system; φ is the capacity.
     Shared(f64),
+    /// A step stage: its residents and iteration.
+    Step(Box<Engine>),
 }
 
 impl Service {
@@ -168,8 +194,8 @@ impl Service {
                 StageKind::Ps(Expr::Num(phi)) => *phi,
                 _ => f64::NAN,
             }),
-            // unsupported.rs refuses step stages until the serving engine lands.
-            StageKind::Delay | StageKind::Step(_) => Service::Delay(Slots::default()),
+            StageKind::Delay => Service::Delay(Slots::default()),
+            StageKind::Step(_) => Service::Step(Box::default()),
             StageKind::Fifo(c) => Service::Fifo {
                 servers: *c,
                 busy: Slots::default(),
@@ -216,6 +242,15 @@ impl Service {
             }
             Service::Ps(ps) => ps.remaining(now),
             Service::Shared(_) => flows.work(index as u32, now),
+            Service::Step(engine) => engine.work(),
+        }
+    }
+
+    /// The step stage's engine, if it is one.
+    pub fn engine(&mut self) -> Option<&mut Engine> {
+        match self {
+            Service::Step(engine) => Some(engine),
+            _ => None,
         }
     }
 }
@@ -227,8 +262,13 @@ impl Service {
 pub struct StageLoad {
     /// Jobs present (waiting or in service; flows on a shared stage).
     pub present: Vec<f64>,
-    /// Jobs in service (a fifo's busy servers; every job elsewhere).
+    /// Jobs in service (a fifo's busy servers; a step stage's residents
+    /// served by its running iteration; every job elsewhere).
     pub busy: Vec<f64>,
+    /// Each member's online estimators (`est_*`, `price`).
+    pub est: Vec<Estimators>,
+    /// A step stage's `budget_left`; NaN for other stages.
+    pub budget_left: Vec<f64>,
 }
 
 impl StageLoad {
@@ -237,6 +277,8 @@ impl StageLoad {
         StageLoad {
             present: vec![0.0; stages],
             busy: vec![0.0; stages],
+            est: vec![Estimators::default(); stages],
+            budget_left: vec![f64::NAN; stages],
         }
     }
 
@@ -244,6 +286,7 @@ impl StageLoad {
     pub fn set_busy(&mut self, index: usize, service: &Service) {
         self.busy[index] = match service {
             Service::Fifo { busy, .. } => busy.len() as f64,
+            Service::Step(engine) => f64::from(engine.served),
             _ => self.present[index],
         };
     }
@@ -295,8 +338,10 @@ impl StageStats {
         }
     }
 
-    /// Counts a completion at `now` (if at or after warm-up).
-    pub fn record(&mut self, now: f64, arrived: f64, started: f64) {
+    /// Counts a completion at `now` (if at or after warm-up) and updates
+    /// the stage's estimators (whatever the time).
+    pub fn record(&mut self, est: &mut Estimators, now: f64, arrived: f64, started: f64) {
+        est.complete(started, started - arrived, now - started);
         if now >= self.warmup {
             self.completed += 1;
             self.wait.push(started - arrived);
@@ -321,6 +366,7 @@ pub fn join(
         work,
         arrived: now,
         started: now,
+        cancelled: false,
     };
     match service {
         Service::Delay(slots) => {
@@ -350,8 +396,9 @@ pub fn join(
                 arrived: now,
             });
         }
-        // The run statement sends every job on a shared stage to the flow system.
-        Service::Shared(_) => {}
+        // The run statement sends every job on a shared stage to the flow
+        // system, and every run on a step stage to its engine.
+        Service::Shared(_) | Service::Step(_) => {}
     }
     load.set_busy(index, service);
 }
@@ -366,23 +413,90 @@ pub fn finish_job(
     slot: u32,
     events: &mut EventQueue,
 ) -> Option<Entity> {
-    let job = match service {
-        Service::Delay(slots) => slots.take(slot)?,
-        Service::Fifo { busy, waiting, .. } => {
-            let job = busy.take(slot)?;
-            if let Some(mut next) = waiting.pop_front() {
-                next.started = now;
-                let slot = busy.insert(next);
-                events.schedule(now + next.work, EventKind::JobEnd(index as u32, slot));
-            }
-            job
-        }
+    let (job, servers) = match service {
+        Service::Delay(slots) => (slots.take(slot)?, None),
+        Service::Fifo { busy, servers, .. } => (busy.take(slot)?, Some(*servers)),
         _ => return None,
     };
+    if job.cancelled {
+        // A preemption took it away; its slot is free now.
+        match service {
+            Service::Delay(slots) | Service::Fifo { busy: slots, .. } => slots.cancelled -= 1,
+            _ => {}
+        }
+        return None;
+    }
+    if let (Some(servers), Service::Fifo { busy, waiting, .. }) = (servers, &mut *service) {
+        start_waiting(index, busy, waiting, servers, now, events);
+    }
     stats.count(index, false, load, now, -1.0);
     load.set_busy(index, service);
-    stats.record(now, job.arrived, job.started);
+    stats.record(&mut load.est[index], now, job.arrived, job.started);
     Some(job.session)
+}
+
+/// Starts the fifo's waiting jobs while a server is free.
+fn start_waiting(
+    index: usize,
+    busy: &mut Slots,
+    waiting: &mut VecDeque<Job>,
+    servers: u32,
+    now: f64,
+    events: &mut EventQueue,
+) {
+    while busy.len() < servers as usize {
+        let Some(mut next) = waiting.pop_front() else {
+            break;
+        };
+        next.started = now;
+        let slot = busy.insert(next);
+        events.schedule(now + next.work, EventKind::JobEnd(index as u32, slot));
+    }
+}
+
+/// A preemption takes session `e`'s job away from the (unshared, not
+/// step) stage `index`: it leaves without completing (a fifo starts its
+/// next job at once; a ps stage's finish is issued anew by the caller).
+/// Returns whether the session had a job there.
+pub fn cancel(
+    index: usize,
+    (service, stats): (&mut Service, &mut StageStats),
+    load: &mut StageLoad,
+    now: f64,
+    e: Entity,
+    events: &mut EventQueue,
+) -> bool {
+    let found = match service {
+        Service::Delay(slots) => slots.cancel(e),
+        Service::Fifo {
+            servers,
+            busy,
+            waiting,
+        } => {
+            if busy.cancel(e) {
+                start_waiting(index, busy, waiting, *servers, now, events);
+                true
+            } else if let Some(k) = waiting.iter().position(|j| j.session == e) {
+                waiting.remove(k);
+                true
+            } else {
+                false
+            }
+        }
+        Service::Ps(ps) => {
+            ps.advance(now);
+            let before = ps.jobs.len();
+            let jobs = std::mem::take(&mut ps.jobs);
+            ps.jobs = jobs.into_iter().filter(|j| j.session != e).collect();
+            ps.jobs.len() < before
+        }
+        Service::Shared(_) | Service::Step(_) => false,
+    };
+    if found {
+        stats.count(index, false, load, now, -1.0);
+        load.set_busy(index, service);
+    }
+    found
 }
 
 /// The live ps finish event fired: the job of the smallest tag leaves.
@@ -410,7 +524,7 @@ pub fn finish_ps(
     }
     stats.count(index, false, load, now, -1.0);
     load.set_busy(index, service);
-    stats.record(now, job.arrived, job.arrived);
+    stats.record(&mut load.est[index], now, job.arrived, job.arrived);
     Some(job.session)
 }
 

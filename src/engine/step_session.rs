@@ -18,8 +18,8 @@ use bevy_ecs::prelude::*;
 use super::arrive::run_workload_block;
 use super::code::{Code, Expr, Stmt};
 use super::end_session::{LIVELOCK, end_closed_session};
-use super::eval::{Cx, Fault, eval, eval_key};
-use super::hold::{Step, end_hold, grow, join_hold, load, release};
+use super::eval::{Cx, Fault, Moment, eval, eval_key};
+use super::hold::{Step, drop_cached, end_hold, grow, join_hold, load, release};
 use super::interface::{MAX_CHOOSE_COUNT, RunError};
 use super::resources::ChooseScratch;
 use super::run_job::{Held, evaluate_run, run_job};
@@ -68,12 +68,13 @@ pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunErro
                 release(code, sim, e, at, r)?;
                 Step::Next
             }
+            Stmt::Drop(r) => {
+                drop_cached(sim, e, at, r)?;
+                Step::Next
+            }
             Stmt::Turn => {
                 turn(code, sim, e)?;
                 Step::Next
-            }
-            Stmt::Unsupported(message) => {
-                return Err(sim.session_error(e, at, (*message).into()));
             }
             // `narrow` runs every other statement itself.
             _ => Step::Next,
@@ -101,6 +102,29 @@ fn turn(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     if now >= code.program.warmup {
         sim.observed.turns += 1;
     }
+    if sim.replay.trace.is_some() {
+        let row = life.row;
+        let attrs = sim.attrs.of_mut(row);
+        // The next row's new, out, think and forced (slots 3-5 and 7),
+        // with `more`; past the last row only `more` changes (to 0).
+        match sim.replay.next_row(row) {
+            Some((r, more)) => {
+                for (slot, x) in [(3, r.new), (4, r.out), (5, r.think), (7, r.forced)] {
+                    if let Some(a) = attrs.get_mut(slot) {
+                        *a = x;
+                    }
+                }
+                if let Some(a) = attrs.get_mut(ir::SLOT_MORE) {
+                    *a = if more { 1.0 } else { 0.0 };
+                }
+            }
+            None => {
+                if let Some(a) = attrs.get_mut(ir::SLOT_MORE) {
+                    *a = 0.0;
+                }
+            }
+        }
+    }
     run_workload_block(code, sim, e, code.program.turn, turn)
 }
 
@@ -118,8 +142,10 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
         members,
         observed,
         store,
+        kv,
         ..
     } = &mut *sim;
+    let kv = &**kv;
     let Ok((mut cont, mut draws, mut life)) = store.sessions.get_mut(e) else {
         return Err(lost("session", now));
     };
@@ -134,6 +160,9 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
     let mut cx = Cx {
         now,
         present: f64::NAN,
+        moment: &Moment::NONE,
+        serial: life.serial,
+        kv,
         attrs: attrs.cells(life.row),
         rng,
         first: &mut streams.first,
@@ -233,7 +262,9 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
                     a.set(best);
                 }
             }
-            Stmt::Run { stage, work, also } => {
+            Stmt::Run {
+                stage, work, also, ..
+            } => {
                 let (held, w) =
                     evaluate_run(stage, also, work, &mut cx).map_err(|m| fail(at, m))?;
                 return Ok(Stop::Run(at, held, w));

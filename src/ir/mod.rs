@@ -33,6 +33,19 @@ pub const MAX_SESSIONS_AT_ZERO: u64 = 10_000_000;
 /// in turn at one instant, so a larger n is a hang rather than a choice.
 pub const MAX_CHOOSE_COUNT: u64 = 10_000_000;
 
+/// The most expected arrivals of `poisson(λ)` up to the horizon, λ·horizon:
+/// 2^42, so that at the horizon the clock still resolves the mean gap
+/// 1/λ into 2^10 steps (its spacing there is about horizon·2^−52):
+/// `horizon 1e300` with `poisson(1)` would otherwise run for ever at one
+/// instant. (A workload without an open arrival stream ends when its
+/// events run out, whatever the horizon.)
+pub const MAX_EXPECTED_ARRIVALS: f64 = 4_398_046_511_104.0;
+
+/// The largest `k` of `~erlang(k, m)`: a draw sums k exponentials (as the
+/// reference does, so its stream is the reference's), and more than this
+/// would make one draw a hang.
+pub const MAX_ERLANG_K: f64 = 1_000_000.0;
+
 /// How deep JSON arrays and objects may nest in an IR file. Linked IR nests
 /// at most about 5 levels per level of expression (`{"Call": ["Min",
 /// [{"Expr": …}]]}`) and expressions nest at most 100 deep; 1000 leaves room
@@ -78,6 +91,14 @@ pub const BUILTIN_ATTRS: [&str; 9] = [
 pub const SLOT_SERIAL: usize = 1;
 /// Slot of the built-in attribute `turn_no`.
 pub const SLOT_TURN: usize = 2;
+/// Slot of the built-in attribute `cached` (what an admission consumed).
+pub const SLOT_CACHED: usize = 0;
+/// Slot of the built-in attribute `new` (a trace row's new tokens).
+pub const SLOT_NEW: usize = 3;
+/// Slot of the built-in attribute `more` (whether trace rows remain).
+pub const SLOT_MORE: usize = 6;
+/// Slot of the built-in attribute `computed` (a preempted hold's position).
+pub const SLOT_COMPUTED: usize = 8;
 
 /// A linked program.
 ///
@@ -750,6 +771,12 @@ pub enum BinOp {
     Or,
 }
 
+/// The one field every IR version has, read before the rest.
+#[derive(Deserialize)]
+struct IrHeader {
+    version: Option<u32>,
+}
+
 impl Program {
     /// The IR as pretty-printed JSON (two-space indentation).
     pub fn to_json(&self) -> String {
@@ -770,6 +797,19 @@ impl Program {
             return Err(refuse(format!(
                 "the file is not IR version {IR_VERSION} JSON: it nests arrays and objects more than {MAX_JSON_DEPTH} deep (line {line})"
             )));
+        }
+        // Another version's IR has other fields: say which version it is
+        // before serde names a field this one lacks.
+        if let Ok(IrHeader { version: Some(v) }) = serde_json::from_str::<IrHeader>(text)
+            && v != IR_VERSION
+        {
+            let mut e = IrError::new(
+                "ir-version",
+                format!("IR version {v} (serq reads {IR_VERSION})"),
+            );
+            e.help =
+                Some("compile the source program with this serq (`serq ir FILE.sq` writes its IR)");
+            return Err(e);
         }
         let mut de = serde_json::Deserializer::from_str(text);
         // serde_json's own limit (128) is below what linked IR needs; the

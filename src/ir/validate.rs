@@ -532,6 +532,24 @@ impl Validator<'_> {
                 format!("warmup {} must be below the horizon {}", num(w), num(h)),
             );
         }
+        // Plain digits of 1e300 run to 301 characters.
+        let big = |x: f64| if x >= 1e15 { format!("{x:e}") } else { num(x) };
+        if let Arrival::Poisson(rate) = p.arrival
+            && h.is_finite()
+            && rate * h > super::MAX_EXPECTED_ARRIVALS
+        {
+            self.err(
+                "limits",
+                format!(
+                    "horizon {} with poisson({}): at that horizon the clock's spacing (about \
+                     horizon·2^-52) leaves fewer than 2^10 steps in a mean gap of {}; \
+                     rate × horizon is at most 2^42",
+                    big(h),
+                    num(rate),
+                    num(1.0 / rate)
+                ),
+            );
+        }
         if let Some(n) = p.arrivals {
             if !matches!(p.arrival, Arrival::Poisson(_) | Arrival::Renewal(_)) {
                 self.err(
@@ -868,7 +886,7 @@ impl Validator<'_> {
         let step = matches!(self.p.stages[stage.base].kind, StageKind::Step(_));
         if let Some(name) = shared {
             if mode != RunMode::Plain || growing.is_some() {
-                self.err("shared-stage-mode", format!(
+                self.err_help("shared-stage-mode", "run a step stage on its own (`run E prefill (T);`) and a transfer over shared stages as a plain run of its own", format!(
                     "a run on the shared stage `{name}` must be plain: no `prefill`/`decode` mode and no `growing`"
                 ));
             }
@@ -1135,6 +1153,15 @@ impl Validator<'_> {
             Dist::Erlang => {
                 if let Some(k) = c(0).filter(|k| !k.is_nan() && !is_whole_at_least(*k, 1.0)) {
                     bad(self, format!("k = {} is not a whole number ≥ 1", num(k)));
+                } else if let Some(k) = c(0).filter(|k| *k > super::MAX_ERLANG_K) {
+                    bad(
+                        self,
+                        format!(
+                            "k = {} is above {}: a draw sums k exponentials",
+                            num(k),
+                            num(super::MAX_ERLANG_K)
+                        ),
+                    );
                 }
                 if let Some(m) = c(1).filter(|m| *m < 0.0) {
                     bad(self, format!("mean {} is negative", num(m)));

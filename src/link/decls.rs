@@ -71,17 +71,17 @@ impl Linker<'_> {
                         declared.iter().map(|(n, _)| format!("`{n}`")).collect();
                     format!("the declared constants are {}", names.join(", "))
                 };
-                self.err(
-                    Diagnostic::new(
-                        "set-unknown",
-                        Span::default(),
-                        format!(
-                            "an override sets `{name}`, but no `let {name}` is declared; {declared}"
-                        ),
-                    )
-                    .with_label("from an override (`--set`), not from this file")
-                    .with_help("set a declared `let` constant, or declare it"),
-                );
+                let d = Diagnostic::new(
+                    "set-unknown",
+                    Span::default(),
+                    format!(
+                        "an override sets `{name}`, but no `let {name}` is declared; {declared}"
+                    ),
+                )
+                .with_label("from an override (`--set`), not from this file")
+                .with_help("set a declared `let` constant, or declare it");
+                let d = names::did_you_mean(d, name, self.all_lets.keys().map(String::as_str));
+                self.err(d);
             } else if x.is_nan() {
                 self.err(
                     Diagnostic::new(

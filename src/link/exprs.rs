@@ -456,7 +456,48 @@ impl Linker<'_> {
                 return None;
             }
             None => None,
-            Some(i) => Some(self.lower_expr(i, m)),
+            Some(i) => {
+                let index = self.lower_expr(i, m);
+                // A constant index is checked here, with the file's other
+                // link errors (the validator checks it again, for IR).
+                if let Some(x) = index.constant_value()
+                    && !(x >= 0.0 && x.fract() == 0.0 && x < fam.count as f64)
+                {
+                    let last = fam.count.saturating_sub(1);
+                    let (what, help) = if x >= 0.0 && x.fract() == 0.0 {
+                        (
+                            "out of range",
+                            format!(
+                                "`{}` has indices 0 to {last}; to have more members, declare `{word} {}[{}]`",
+                                fam.name,
+                                fam.name,
+                                x + 1.0
+                            ),
+                        )
+                    } else {
+                        (
+                            "not a whole number ≥ 0",
+                            format!(
+                                "an index of `{}` is a whole number from 0 to {last}",
+                                fam.name
+                            ),
+                        )
+                    };
+                    self.err(
+                        Diagnostic::new(
+                            "index",
+                            i.span,
+                            format!(
+                                "{word} `{}`: index {x} {what} (count {})",
+                                fam.name, fam.count
+                            ),
+                        )
+                        .with_label(format!("a constant index of `{}`", fam.name))
+                        .with_help(help),
+                    );
+                }
+                Some(index)
+            }
         };
         Some(ir::CRef {
             base: fam.base,

@@ -22,6 +22,8 @@ mod options;
 mod stmts;
 mod workload;
 
+pub use names::closest;
+
 use std::collections::{BTreeMap, HashMap};
 
 use crate::ir;
@@ -219,8 +221,38 @@ pub fn link_sources(
     };
     match program.validate() {
         Ok(valid) => Ok(valid),
-        Err(errors) => Err(errors.into_iter().map(|e| l.diagnostic_of(&e)).collect()),
+        Err(errors) => Err(errors
+            .into_iter()
+            .map(|e| blame_flags(l.diagnostic_of(&e), overrides))
+            .collect()),
     }
+}
+
+/// A fault of the run options that an override took part in names it: the
+/// run block the caret points at no longer holds the values at fault.
+fn blame_flags(d: Diagnostic, overrides: &Overrides) -> Diagnostic {
+    let horizon_limit = d.rule == "limits" && d.message.starts_with("horizon");
+    if d.rule != "run-options" && !horizon_limit {
+        return d;
+    }
+    let mut flags = Vec::new();
+    if let Some(h) = overrides.horizon {
+        flags.push(format!("`--horizon {h}`"));
+    }
+    if let Some(w) = overrides.warmup {
+        flags.push(format!("`--warmup {w}`"));
+    }
+    if let Some(n) = overrides.arrivals {
+        flags.push(format!("`--arrivals {n}`"));
+    }
+    if flags.is_empty() {
+        return d;
+    }
+    let flags = flags.join(" and ");
+    let message = format!("{} (with {flags})", d.message);
+    Diagnostic { message, ..d }
+        .with_label(format!("these run options, with {flags} in their place"))
+        .with_help(format!("change {flags}, or the run block"))
 }
 
 /// The blocks and the arrival of the program, gathered from its items.

@@ -15,7 +15,7 @@ fn opt(x: Option<f64>) -> Option<f64> {
 }
 
 #[derive(Serialize)]
-struct RunJson<'a> {
+struct RunJson<'a, S, P> {
     horizon: Option<f64>,
     end: Option<f64>,
     warmup: Option<f64>,
@@ -25,9 +25,10 @@ struct RunJson<'a> {
     ended: u64,
     turns: u64,
     mean_live: Option<f64>,
+    stable: Option<bool>,
     observes: Observes<'a>,
-    stages: Vec<StageJson<'a>>,
-    pools: Vec<PoolJson<'a>>,
+    stages: Vec<S>,
+    pools: Vec<P>,
 }
 
 /// The observations as an object keyed by name, in program order.
@@ -43,6 +44,9 @@ struct ObserveJson {
     ci: Option<f64>,
     cv2: Option<f64>,
     p99: Option<f64>,
+    p50: Option<f64>,
+    p90: Option<f64>,
+    p95: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     samples: Option<Vec<Option<f64>>>,
 }
@@ -58,6 +62,9 @@ impl Serialize for Observes<'_> {
                 ci: summary.ci,
                 cv2: summary.cv2,
                 p99: summary.p99,
+                p50: summary.p50,
+                p90: summary.p90,
+                p95: summary.p95,
                 samples: self
                     .with_samples
                     .then(|| obs.samples.iter().map(|&x| real(x)).collect()),
@@ -71,6 +78,7 @@ impl Serialize for Observes<'_> {
 #[derive(Serialize)]
 struct StageJson<'a> {
     name: &'a str,
+    member: Option<usize>,
     mean_number: Option<f64>,
     utilization: Option<f64>,
     completed: u64,
@@ -84,6 +92,7 @@ impl<'a> From<&'a StageRow> for StageJson<'a> {
     fn from(r: &'a StageRow) -> Self {
         StageJson {
             name: &r.name,
+            member: r.member,
             mean_number: real(r.mean_number),
             utilization: opt(r.utilization),
             completed: r.completed,
@@ -98,6 +107,7 @@ impl<'a> From<&'a StageRow> for StageJson<'a> {
 #[derive(Serialize)]
 struct PoolJson<'a> {
     name: &'a str,
+    member: Option<usize>,
     mean_used: Option<f64>,
     mean_cached: Option<f64>,
     mean_queue: Option<f64>,
@@ -116,6 +126,7 @@ impl<'a> From<&'a PoolRow> for PoolJson<'a> {
     fn from(r: &'a PoolRow) -> Self {
         PoolJson {
             name: &r.name,
+            member: r.member,
             mean_used: real(r.mean_used),
             mean_cached: real(r.mean_cached),
             mean_queue: real(r.mean_queue),
@@ -135,6 +146,33 @@ impl<'a> From<&'a PoolRow> for PoolJson<'a> {
 impl Report {
     /// The report as one JSON object; `with_samples` adds each observation's samples.
     pub fn to_json(&self, with_samples: bool) -> String {
+        let stages = self.stages.iter().map(StageJson::from).collect();
+        let pools = self.pools.iter().map(PoolJson::from).collect();
+        self.json_with(with_samples, stages, pools)
+    }
+
+    /// The report as JSON with each family folded into one row
+    /// ([`Report::stage_families`], [`Report::pool_families`]): `name`,
+    /// `members`, and each figure as `{"mean", "min", "max"}` over them.
+    ///
+    /// ```
+    /// # let program = serq::compile_source("stage d[3] : delay; workload { arrive batch(1); }
+    /// #   session { run d[2] (5); } run { horizon 10; }", &Default::default()).unwrap();
+    /// let json = serq::run(&program).unwrap().to_json_by_family(false);
+    /// let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    /// assert_eq!(v["stages"][0]["members"], 3);
+    /// assert_eq!(v["stages"][0]["utilization"]["max"], 0.5);
+    /// ```
+    pub fn to_json_by_family(&self, with_samples: bool) -> String {
+        self.json_with(with_samples, self.stage_families(), self.pool_families())
+    }
+
+    fn json_with<S: Serialize, P: Serialize>(
+        &self,
+        with_samples: bool,
+        stages: Vec<S>,
+        pools: Vec<P>,
+    ) -> String {
         let json = RunJson {
             horizon: real(self.horizon),
             end: real(self.end),
@@ -145,12 +183,13 @@ impl Report {
             ended: self.ended,
             turns: self.turns,
             mean_live: real(self.mean_live),
+            stable: self.stability().map(|s| s.stable),
             observes: Observes {
                 list: &self.observes,
                 with_samples,
             },
-            stages: self.stages.iter().map(StageJson::from).collect(),
-            pools: self.pools.iter().map(PoolJson::from).collect(),
+            stages,
+            pools,
         };
         // Plain data with string keys and finite numbers: serialising cannot fail.
         serde_json::to_string(&json).expect("report serialises")

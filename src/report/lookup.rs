@@ -56,7 +56,7 @@ impl<'a> ObservationView<'a> {
         self.samples
     }
 
-    /// All the statistics at once (count, mean, CI, cv², p99).
+    /// All the statistics at once (count, mean, CI, cv², p50, p90, p95, p99).
     ///
     /// ```
     /// # let program = serq::compile_source("stage s : delay; workload { arrive batch(2); }
@@ -118,6 +118,31 @@ impl<'a> ObservationView<'a> {
     /// ```
     pub fn p99(&self) -> Option<f64> {
         self.summary.p99
+    }
+
+    /// The nearest-rank median, the ⌈0.5 n⌉-th smallest sample; `None`
+    /// without samples.
+    ///
+    /// ```
+    /// # let program = serq::compile_source("stage s : delay; workload { arrive batch(10); }
+    /// #   session { observe x = serial; } run { horizon 1; }", &Default::default()).unwrap();
+    /// let report = serq::run(&program).unwrap();
+    /// // Samples 0..10: p50 is the 5th smallest, p90 the 9th, p95 the ⌈9.5⌉ = 10th.
+    /// let x = report.observation("x").unwrap();
+    /// assert_eq!((x.p50(), x.p90(), x.p95()), (Some(4.0), Some(8.0), Some(9.0)));
+    /// ```
+    pub fn p50(&self) -> Option<f64> {
+        self.summary.p50
+    }
+
+    /// The ⌈0.9 n⌉-th smallest sample; `None` without samples.
+    pub fn p90(&self) -> Option<f64> {
+        self.summary.p90
+    }
+
+    /// The ⌈0.95 n⌉-th smallest sample; `None` without samples.
+    pub fn p95(&self) -> Option<f64> {
+        self.summary.p95
     }
 }
 

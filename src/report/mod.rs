@@ -3,15 +3,26 @@
 //!
 //! Architecture invariant: the report knows nothing of the engine; the engine
 //! fills a [`Report`] with raw figures (samples, time averages, counts) and
-//! the statistics of samples (mean, CI, cv², p99) are computed here.
+//! the statistics of samples (mean, CI, cv², percentiles) are computed here.
 
+mod family;
 mod json;
 mod lookup;
+mod series;
+mod stability;
 mod stats;
 mod table;
 
+pub use family::{PoolFamily, Spread, StageFamily};
 pub use lookup::ObservationView;
+pub use series::WindowedAverage;
+pub use stability::{Stability, TREND_LAG, TREND_T};
 pub use stats::Summary;
+
+/// The version of the JSON report's fields ([`Report::to_json`],
+/// docs/report.md): the reference's `REPORT_VERSION` 1, whose field names
+/// and order it keeps. A field renamed or removed raises it.
+pub const REPORT_VERSION: u32 = 1;
 
 /// Everything a run measured.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,6 +47,11 @@ pub struct Report {
     pub turns: u64,
     /// Time average of live sessions over [warmup, end].
     pub mean_live: f64,
+    /// Time average of live sessions over each of the
+    /// [`WindowedAverage::WINDOWS`] equal windows of [warmup, horizon] that
+    /// end by `end` (all of them unless an `arrivals` limit ended the run
+    /// early), in time order: the series the stability test reads.
+    pub live_series: Vec<f64>,
     /// One per observation name, in program order.
     pub observes: Vec<Observation>,
     /// One per stage member, in declaration order.

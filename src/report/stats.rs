@@ -1,6 +1,7 @@
 //! The statistics of an observation's samples, defined as the reference
 //! defines them (spec §6.11): Welford mean and cv², nearest-rank p99, and a
-//! 95% confidence half-width from 20 batch means.
+//! 95% confidence half-width from 20 batch means; p50, p90 and p95 are
+//! serq's own, nearest-rank as p99 is.
 
 /// The summary of one observation.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -13,9 +14,19 @@ pub struct Summary {
     pub ci: Option<f64>,
     /// Squared coefficient of variation; `None` below 2 samples or when not finite.
     pub cv2: Option<f64>,
-    /// The ⌈0.99 n⌉-th smallest sample; `None` without samples.
+    /// The ⌈0.5 n⌉-th smallest sample (the nearest-rank median); `None`
+    /// without samples or when not finite, as for every percentile.
+    pub p50: Option<f64>,
+    /// The ⌈0.9 n⌉-th smallest sample.
+    pub p90: Option<f64>,
+    /// The ⌈0.95 n⌉-th smallest sample.
+    pub p95: Option<f64>,
+    /// The ⌈0.99 n⌉-th smallest sample.
     pub p99: Option<f64>,
 }
+
+/// The percentiles a [`Summary`] holds, in increasing order.
+const PERCENTILES: [f64; 4] = [0.5, 0.9, 0.95, 0.99];
 
 /// Student's t at 19 degrees of freedom, 97.5%, as the reference uses it.
 const T19: f64 = 2.093;
@@ -43,24 +54,41 @@ impl Summary {
         } else {
             finite((m2 / (k - 1.0)) / (m * m))
         };
-        let p99 = if n == 0 {
-            None
-        } else {
-            // The rank-th smallest by selection, O(n): a full sort of a long
-            // run's samples cost more than the rest of the report.
-            let mut copy = samples.to_vec();
-            let rank = (0.99 * n as f64).ceil() as usize;
-            let (_, nth, _) = copy.select_nth_unstable_by(rank.clamp(1, n) - 1, f64::total_cmp);
-            finite(*nth)
-        };
+        let [p50, p90, p95, p99] = percentiles(samples);
         Summary {
             count: n as u64,
             mean,
             ci: batch_means_ci(samples),
             cv2,
+            p50,
+            p90,
+            p95,
             p99,
         }
     }
+}
+
+/// The nearest-rank percentiles of [`PERCENTILES`]: for q, the sample of
+/// rank ⌈q·n⌉ (1-based) in increasing order (`f64::total_cmp`, so a NaN
+/// sorts above `inf`); all `None` without samples.
+fn percentiles(samples: &[f64]) -> [Option<f64>; 4] {
+    let n = samples.len();
+    if n == 0 {
+        return [None; 4];
+    }
+    // Each rank by selection, O(n) in all: a full sort of a long run's
+    // samples cost more than the rest of the report. The ranks increase, so
+    // each selection works in the part right of the one before.
+    let mut copy = samples.to_vec();
+    let mut out = [None; 4];
+    let mut done = 0;
+    for (slot, q) in out.iter_mut().zip(PERCENTILES) {
+        let rank = ((q * n as f64).ceil() as usize).clamp(1, n) - 1;
+        let (_, nth, _) = copy[done..].select_nth_unstable_by(rank - done, f64::total_cmp);
+        *slot = finite(*nth);
+        done = rank;
+    }
+    out
 }
 
 /// The batch-means half-width: b = ⌊n/20⌋ samples a batch, trailing samples
@@ -93,6 +121,46 @@ mod tests {
             (s.count, s.mean, s.ci, s.cv2, s.p99),
             (2, Some(2.0), None, Some(0.0), Some(2.0))
         );
+    }
+
+    #[test]
+    fn percentiles_of_ten_samples_by_hand() {
+        // Sorted: 1 2 3 4 5 6 7 8 9 10 (given shuffled). n = 10:
+        // p50 rank ⌈5⌉ = 5 → 5; p90 rank ⌈9⌉ = 9 → 9;
+        // p95 rank ⌈9.5⌉ = 10 → 10; p99 rank ⌈9.9⌉ = 10 → 10.
+        let s = Summary::of(&[7.0, 3.0, 10.0, 1.0, 9.0, 2.0, 8.0, 5.0, 4.0, 6.0]);
+        assert_eq!(
+            (s.p50, s.p90, s.p95, s.p99),
+            (Some(5.0), Some(9.0), Some(10.0), Some(10.0))
+        );
+        // n = 7: ranks ⌈3.5⌉ = 4, ⌈6.3⌉ = 7, ⌈6.65⌉ = 7, ⌈6.93⌉ = 7 of 0.5 1.5 … 6.5.
+        let s = Summary::of(&[6.5, 0.5, 5.5, 1.5, 4.5, 2.5, 3.5]);
+        assert_eq!(
+            (s.p50, s.p90, s.p95, s.p99),
+            (Some(3.5), Some(6.5), Some(6.5), Some(6.5))
+        );
+        // One sample is every percentile; none has none.
+        let one = Summary::of(&[4.0]);
+        assert_eq!((one.p50, one.p99), (Some(4.0), Some(4.0)));
+        assert_eq!(Summary::of(&[]).p50, None);
+    }
+
+    #[test]
+    fn percentiles_of_a_hundred_samples() {
+        // 0..100 given in reverse: rank ⌈q·100⌉ of 0..99 is q·100 − 1.
+        let hundred: Vec<f64> = (0..100).rev().map(f64::from).collect();
+        let s = Summary::of(&hundred);
+        assert_eq!(
+            (s.p50, s.p90, s.p95, s.p99),
+            (Some(49.0), Some(89.0), Some(94.0), Some(98.0))
+        );
+    }
+
+    #[test]
+    fn a_non_finite_sample_is_a_null_percentile_only_where_picked() {
+        // Sorted by total order: 1 2 3 inf. p50 rank 2 → 2; p90, p95, p99 rank 4 → inf → None.
+        let s = Summary::of(&[f64::INFINITY, 1.0, 3.0, 2.0]);
+        assert_eq!((s.p50, s.p90, s.p99), (Some(2.0), None, None));
     }
 
     #[test]

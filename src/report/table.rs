@@ -63,8 +63,8 @@ impl Report {
         if !self.observes.is_empty() {
             let _ = writeln!(
                 out,
-                "{:<w$}{:>7}{:>11}{:>11}{:>9}{:>11}",
-                "observation", "count", "mean", "±ci", "cv²", "p99"
+                "{:<w$}{:>7}{:>11}{:>11}{:>9}{:>11}{:>11}{:>11}",
+                "observation", "count", "mean", "±ci", "cv²", "p50", "p90", "p99"
             );
             for obs in &self.observes {
                 let s = Summary::of(&obs.samples);
@@ -74,12 +74,14 @@ impl Report {
                 };
                 let _ = writeln!(
                     out,
-                    "{:<w$}{:>7}{:>11}{:>11}{:>9}{:>11}",
+                    "{:<w$}{:>7}{:>11}{:>11}{:>9}{:>11}{:>11}{:>11}",
                     obs.name,
                     s.count,
                     fixed(s.mean, 4),
                     ci,
                     fixed(s.cv2, 3),
+                    fixed(s.p50, 4),
+                    fixed(s.p90, 4),
                     fixed(s.p99, 4)
                 );
             }

@@ -33,10 +33,13 @@ mod rows;
 mod sweep;
 mod tdist;
 
-pub use plot::{PlotError, plot_svg};
+pub use plot::{PlotError, PlotOptions, plot_columns, plot_rows, plot_svg};
 pub use replicate::{
     Estimate, ObservationEstimate, PoolEstimate, Replicated, ReplicationError, StageEstimate,
     replicate, replicate_with_progress, replication_seed,
 };
-pub use sweep::{Axis, MAX_AXIS_POINTS, Sweep, SweepError, SweepPoint, sweep};
+pub use rows::Cell;
+pub use sweep::{
+    Axis, MAX_AXIS_POINTS, Sweep, SweepError, SweepPlan, SweepPoint, sweep, sweep_replication,
+};
 pub use tdist::{student_t_cdf, student_t_quantile};

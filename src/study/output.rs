@@ -53,6 +53,9 @@ impl From<&Estimate> for EstimateJson {
 struct ObservationJson<'a> {
     name: &'a str,
     mean: EstimateJson,
+    p50: EstimateJson,
+    p90: EstimateJson,
+    p99: EstimateJson,
 }
 
 #[derive(Serialize)]
@@ -77,6 +80,7 @@ struct ReplicatedJson<'a> {
     replications: usize,
     seeds: &'a [u64],
     confidence: f64,
+    stable: Option<bool>,
     observes: Vec<ObservationJson<'a>>,
     stages: Vec<StageJson<'a>>,
     pools: Vec<PoolJson<'a>>,
@@ -86,8 +90,9 @@ impl Replicated {
     /// The estimates as one JSON object:
     ///
     /// ```json
-    /// {"replications": R, "seeds": [s0, …], "confidence": 0.95,
-    ///  "observes": [{"name": "ttft", "mean": {"n": R, "mean": m, "ci": h}}, …],
+    /// {"replications": R, "seeds": [s0, …], "confidence": 0.95, "stable": b,
+    ///  "observes": [{"name": "ttft", "mean": {"n": R, "mean": m, "ci": h},
+    ///                "p50": {…}, "p90": {…}, "p99": {…}}, …],
     ///  "stages": [{"name": "D", "member": 0, "utilization": {…},
     ///              "mean_number": {…}, "throughput": {…}}, …],
     ///  "pools": [{"name": "kvD", "member": null, "mean_used": {…}, "mean_wait": {…}}, …]}
@@ -95,26 +100,33 @@ impl Replicated {
     ///
     /// `n` counts the replications whose figure was defined, `mean` is the
     /// mean across them and `ci` the 95% Student-t half-width (`null`
-    /// below 2); `member` is `null` for a family of one.
+    /// below 2); an observation's `p50`, `p90` and `p99` estimate its
+    /// percentiles the same way, from each replication's nearest-rank
+    /// percentile; `member` is `null` for a family of one; `stable` is
+    /// [`Replicated::is_stable`] (`null` when not judged).
     ///
     /// ```
     /// # let source = "stage s : delay; workload { arrive batch(1); }
     /// #   session { observe x = 3; } run { horizon 1; seed 5; }";
     /// # let program = serq::compile_source(source, &Default::default()).unwrap();
     /// let json = serq::study::replicate(&program, 2).unwrap().to_json();
-    /// assert!(json.starts_with(r#"{"replications":2,"seeds":[5,6],"confidence":0.95,"observes":[{"name":"x","mean":{"n":2,"mean":3.0,"ci":0.0}}]"#));
+    /// assert!(json.starts_with(r#"{"replications":2,"seeds":[5,6],"confidence":0.95,"stable":true,"observes":[{"name":"x","mean":{"n":2,"mean":3.0,"ci":0.0},"p50":{"n":2,"mean":3.0,"ci":0.0}"#));
     /// ```
     pub fn to_json(&self) -> String {
         let json = ReplicatedJson {
             replications: self.seeds.len(),
             seeds: &self.seeds,
             confidence: 0.95,
+            stable: self.is_stable(),
             observes: self
                 .observations
                 .iter()
                 .map(|o| ObservationJson {
                     name: &o.name,
                     mean: (&o.mean).into(),
+                    p50: (&o.p50).into(),
+                    p90: (&o.p90).into(),
+                    p99: (&o.p99).into(),
                 })
                 .collect(),
             stages: self
@@ -144,8 +156,9 @@ impl Replicated {
     }
 
     /// The estimates as a text table: a header line (the program's name,
-    /// the replications and their seeds), then observations, stages and
-    /// pools, each figure followed by its 95% half-width.
+    /// the replications and their seeds), then observations (mean, p50,
+    /// p90, p99), stages and pools, each figure followed by its 95%
+    /// half-width.
     ///
     /// ```
     /// # let source = "stage s : delay; workload { arrive batch(1); }
@@ -154,7 +167,8 @@ impl Replicated {
     /// let table = serq::study::replicate(&program, 2).unwrap().to_table("prog.sq");
     /// assert!(table.starts_with("prog.sq  replications 2  seeds 1 to 2  95% t-intervals\n"));
     /// let row = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
-    /// assert!(table.lines().any(|l| row(l) == ["x", "2", "3.0000", "±0.0000"]));
+    /// assert!(table.lines().any(|l| row(l) == ["x", "2", "3.0000", "±0.0000", "3.0000",
+    ///     "±0.0000", "3.0000", "±0.0000", "3.0000", "±0.0000"]));
     /// ```
     pub fn to_table(&self, source_name: &str) -> String {
         let mut out = String::new();
@@ -178,18 +192,15 @@ impl Replicated {
         if !self.observations.is_empty() {
             let _ = writeln!(
                 out,
-                "{:<w$}{:>7}{:>12}{:>11}",
-                "observation", "n", "mean", "±ci"
+                "{:<w$}{:>7}{:>12}{:>11}{:>12}{:>11}{:>12}{:>11}{:>12}{:>11}",
+                "observation", "n", "mean", "±ci", "p50", "±ci", "p90", "±ci", "p99", "±ci"
             );
             for o in &self.observations {
-                let _ = writeln!(
-                    out,
-                    "{:<w$}{:>7}{:>12}{:>11}",
-                    o.name,
-                    o.mean.n,
-                    fixed(o.mean.mean, 4),
-                    plus_minus(o.mean.ci, 4)
-                );
+                let _ = write!(out, "{:<w$}{:>7}", o.name, o.mean.n);
+                for e in [&o.mean, &o.p50, &o.p90, &o.p99] {
+                    let _ = write!(out, "{:>12}{:>11}", fixed(e.mean, 4), plus_minus(e.ci, 4));
+                }
+                out.push('\n');
             }
         }
         if !self.stages.is_empty() {

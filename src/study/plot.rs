@@ -1,13 +1,15 @@
 //! A sweep drawn as SVG: one observation's mean against one axis, one line
 //! per combination of the other axes, with 95% CI bars.
 //!
-//! Invariant: the drawing is a pure function of the sweep (lines in order
-//! of first appearance of their parameters, points sorted by x); it uses
+//! Invariant: the drawing is a pure function of the sweep's rows (lines in
+//! order of first appearance of their parameters, points sorted by x), so a
+//! file read back draws as the sweep that wrote it; it uses
 //! plotters' SVG backend only, whose text is SVG `<text>`, so no font
 //! library is loaded.
 
 use plotters::prelude::*;
 
+use super::rows::Cell;
 use super::sweep::Sweep;
 
 /// Why a sweep could not be drawn.
@@ -19,7 +21,8 @@ use super::sweep::Sweep;
 /// let result = sweep(source, &Default::default(), &[Axis::parse("d=1,2").unwrap()], 1, &|| {}).unwrap();
 /// let e = plot_svg(&result, "d", "ttft").unwrap_err();
 /// assert!(matches!(e, PlotError::UnknownObservation { .. }));
-/// assert_eq!(e.to_string(), "`ttft` is not an observation of the program (there are: r)");
+/// assert_eq!(e.to_string(), "`ttft` is neither an observation nor a column of the sweep \
+///                            (observations: r)");
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlotError {
@@ -30,15 +33,19 @@ pub enum PlotError {
         /// The axes there are.
         parameters: Vec<String>,
     },
-    /// `y` is not an observation of the program.
+    /// `y` is neither an observation nor a column of the sweep.
     UnknownObservation {
         /// The name asked for.
         name: String,
         /// The observations there are.
         observations: Vec<String>,
+        /// The closest name, if it looks like a typo of one.
+        closest: Option<String>,
     },
-    /// No point has a mean of `y` to draw.
+    /// No point has a value of `y` to draw.
     NothingToDraw(String),
+    /// `--log-y` with a value that is not above 0.
+    NotPositive(String),
     /// The drawing backend failed.
     Draw(String),
 }
@@ -51,12 +58,26 @@ impl std::fmt::Display for PlotError {
                 "`{name}` is not a --grid parameter (there are: {})",
                 parameters.join(", ")
             ),
-            PlotError::UnknownObservation { name, observations } => write!(
+            PlotError::UnknownObservation {
+                name,
+                observations,
+                closest,
+            } => {
+                write!(
+                    f,
+                    "`{name}` is neither an observation nor a column of the sweep (observations: {})",
+                    observations.join(", ")
+                )?;
+                match closest {
+                    Some(c) => write!(f, "; did you mean `{c}`?"),
+                    None => Ok(()),
+                }
+            }
+            PlotError::NothingToDraw(y) => write!(f, "no point has a value of `{y}` to draw"),
+            PlotError::NotPositive(y) => write!(
                 f,
-                "`{name}` is not an observation of the program (there are: {})",
-                observations.join(", ")
+                "--log-y needs values above 0, and `{y}` has one at or below 0"
             ),
-            PlotError::NothingToDraw(y) => write!(f, "no point has a mean of `{y}` to draw"),
             PlotError::Draw(message) => write!(f, "cannot draw the plot: {message}"),
         }
     }
@@ -64,34 +85,91 @@ impl std::fmt::Display for PlotError {
 
 impl std::error::Error for PlotError {}
 
-/// One line: its label and its (x, mean, half-width) points sorted by x.
-type Line = (String, Vec<(f64, f64, Option<f64>)>);
+/// What `y` draws: the column of its value and, when there is one, of its
+/// 95% half-width. `y` is an observation (its mean, `NAME.mean` and
+/// `NAME.ci`) or any column (`ttft.p99` with `ttft.p99_ci`, `D[0].util`).
+///
+/// ```
+/// use serq::study::plot_columns;
+/// let columns = ["lam", "replications", "stable", "ttft.mean", "ttft.ci", "ttft.p99",
+///                "ttft.p99_ci", "D.util"].map(String::from);
+/// assert_eq!(plot_columns(&columns, "ttft"), Ok((3, Some(4))));
+/// assert_eq!(plot_columns(&columns, "ttft.p99"), Ok((5, Some(6))));
+/// assert_eq!(plot_columns(&columns, "D.util"), Ok((7, None)));
+/// let typo = plot_columns(&columns, "tfft").unwrap_err().to_string();
+/// assert!(typo.ends_with("did you mean `ttft`?"), "{typo}");
+/// ```
+pub fn plot_columns(columns: &[String], y: &str) -> Result<(usize, Option<usize>), PlotError> {
+    let at = |name: &str| columns.iter().position(|c| c == name);
+    if let Some(value) = at(&format!("{y}.mean")) {
+        return Ok((value, at(&format!("{y}.ci"))));
+    }
+    if let Some(value) = at(y) {
+        let ci = match y.strip_suffix(".mean") {
+            Some(obs) => at(&format!("{obs}.ci")),
+            None => at(&format!("{y}_ci")),
+        };
+        return Ok((value, ci));
+    }
+    let observations: Vec<String> = columns
+        .iter()
+        .filter_map(|c| c.strip_suffix(".mean").map(String::from))
+        .collect();
+    let candidates = observations
+        .iter()
+        .map(String::as_str)
+        .chain(columns.iter().map(String::as_str));
+    Err(PlotError::UnknownObservation {
+        name: y.to_string(),
+        closest: crate::link::closest(y, candidates).map(String::from),
+        observations,
+    })
+}
 
-/// The lines to draw: the points grouped by their values of every axis but
+/// How a plot is drawn beyond its x and y.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PlotOptions {
+    /// Draw y on a logarithmic scale (every value must be above 0).
+    pub log_y: bool,
+}
+
+/// One point of a line: x, the value, its half-width, and whether the
+/// point was judged unstable.
+type Dot = (f64, f64, Option<f64>, bool);
+
+/// One line: its label and its points sorted by x.
+type Line = (String, Vec<Dot>);
+
+/// The lines to draw: the rows grouped by their values of every axis but
 /// `x`, groups in order of first appearance.
-fn lines(sweep: &Sweep, xi: usize, y: &str) -> Vec<Line> {
-    let mut groups: Vec<(Vec<f64>, Line)> = Vec::new();
-    for p in &sweep.points {
-        let others: Vec<f64> = (0..p.values.len())
+fn lines(
+    parameters: &[String],
+    rows: &[Vec<Cell>],
+    xi: usize,
+    (yi, ci): (usize, Option<usize>),
+    stable: Option<usize>,
+    y: &str,
+) -> Vec<Line> {
+    let mut groups: Vec<(Vec<Option<f64>>, Line)> = Vec::new();
+    for row in rows {
+        let others: Vec<Option<f64>> = (0..parameters.len())
             .filter(|&i| i != xi)
-            .map(|i| p.values[i])
+            .map(|i| row[i].number())
             .collect();
-        let Some(estimate) = p.result.observation(y) else {
+        let (Some(px), Some(value)) = (row[xi].number(), row[yi].number()) else {
             continue;
         };
-        let Some(mean) = estimate.mean else {
-            continue;
-        };
+        let half = ci.and_then(|c| row[c].number());
+        let unstable = stable.is_some_and(|s| row[s] == Cell::Flag(Some(false)));
         let at = match groups.iter().position(|(k, _)| *k == others) {
             Some(at) => at,
             None => {
-                let label: Vec<String> = sweep
-                    .parameters
+                let label: Vec<String> = parameters
                     .iter()
                     .enumerate()
                     .filter(|&(i, _)| i != xi)
                     .zip(&others)
-                    .map(|((_, name), v)| format!("{name}={v}"))
+                    .map(|((_, name), v)| format!("{name}={}", v.unwrap_or(f64::NAN)))
                     .collect();
                 let label = if label.is_empty() {
                     y.to_string()
@@ -102,7 +180,7 @@ fn lines(sweep: &Sweep, xi: usize, y: &str) -> Vec<Line> {
                 groups.len() - 1
             }
         };
-        groups[at].1.1.push((p.values[xi], mean, estimate.ci));
+        groups[at].1.1.push((px, value, half, unstable));
     }
     let mut lines: Vec<Line> = groups.into_iter().map(|(_, line)| line).collect();
     for (_, points) in &mut lines {
@@ -121,9 +199,10 @@ fn padded(lo: f64, hi: f64) -> std::ops::Range<f64> {
     (lo - pad)..(hi + pad)
 }
 
-/// Draws the mean of observation `y` against axis `x` as an SVG document
-/// (900 × 600): a line per value of the other axes, a vertical bar of ±
-/// the 95% half-width at every point that has one.
+/// Draws observation `y`'s mean (or the column `y`) against axis `x` as an
+/// SVG document (900 × 600): a line per value of the other axes, a vertical
+/// bar of ± the 95% half-width at every point that has one, and a red ring
+/// around every point judged unstable.
 ///
 /// ```
 /// use serq::study::{Axis, plot_svg, sweep};
@@ -136,55 +215,98 @@ fn padded(lo: f64, hi: f64) -> std::ops::Range<f64> {
 /// assert!(plot_svg(&result, "lam", "response").is_err());
 /// ```
 pub fn plot_svg(sweep: &Sweep, x: &str, y: &str) -> Result<String, PlotError> {
-    let Some(xi) = sweep.parameters.iter().position(|p| p == x) else {
+    plot_rows(
+        &sweep.parameters,
+        &sweep.columns(),
+        &sweep.rows(),
+        x,
+        y,
+        PlotOptions::default(),
+    )
+}
+
+/// Draws as [`plot_svg`] does, from rows (a sweep's, or a file's read back
+/// with [`SweepPlan::read_rows`](super::SweepPlan::read_rows)), with options.
+pub fn plot_rows(
+    parameters: &[String],
+    columns: &[String],
+    rows: &[Vec<Cell>],
+    x: &str,
+    y: &str,
+    options: PlotOptions,
+) -> Result<String, PlotError> {
+    let Some(xi) = parameters.iter().position(|p| p == x) else {
         return Err(PlotError::UnknownParameter {
             name: x.to_string(),
-            parameters: sweep.parameters.clone(),
+            parameters: parameters.to_vec(),
         });
     };
-    let known = sweep
-        .points
-        .iter()
-        .any(|p| p.result.observation(y).is_some());
-    if !known {
-        let observations = sweep
-            .points
-            .first()
-            .map(|p| {
-                p.result
-                    .observations
-                    .iter()
-                    .map(|o| o.name.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
-        return Err(PlotError::UnknownObservation {
-            name: y.to_string(),
-            observations,
-        });
-    }
-    let lines = lines(sweep, xi, y);
-    let all = lines.iter().flat_map(|(_, points)| points);
+    let y_columns = plot_columns(columns, y)?;
+    let stable = columns.iter().position(|c| c == "stable");
+    let lines = lines(parameters, rows, xi, y_columns, stable, y);
     let (mut x0, mut x1, mut y0, mut y1) = (
         f64::INFINITY,
         f64::NEG_INFINITY,
         f64::INFINITY,
         f64::NEG_INFINITY,
     );
-    for &(px, m, ci) in all {
+    for &(px, m, ci, _) in lines.iter().flat_map(|(_, points)| points) {
+        if options.log_y && m <= 0.0 {
+            return Err(PlotError::NotPositive(y.to_string()));
+        }
         let h = ci.filter(|c| c.is_finite()).unwrap_or(0.0);
         x0 = x0.min(px);
         x1 = x1.max(px);
-        y0 = y0.min(m - h);
+        // On a log scale a bar reaching 0 or below is cut at the value's tenth.
+        let low = if options.log_y && m - h <= 0.0 {
+            m / 10.0
+        } else {
+            m - h
+        };
+        y0 = y0.min(low);
         y1 = y1.max(m + h);
     }
     if !(x0.is_finite() && y0.is_finite() && x1.is_finite() && y1.is_finite()) {
         return Err(PlotError::NothingToDraw(y.to_string()));
     }
     let mut svg = String::new();
-    draw(&mut svg, &lines, (padded(x0, x1), padded(y0, y1)), x, y)
-        .map_err(|e| PlotError::Draw(e.to_string()))?;
+    let title = match y_columns.1.is_some() {
+        true => format!("{} against {x} (bars: 95% CI)", y_label(y)),
+        false => format!("{} against {x}", y_label(y)),
+    };
+    let result = if options.log_y {
+        let ys = (y0 / 1.2)..(y1 * 1.2);
+        draw(
+            &mut svg,
+            &lines,
+            padded(x0, x1),
+            ys.log_scale(),
+            x,
+            y,
+            &title,
+        )
+    } else {
+        draw(
+            &mut svg,
+            &lines,
+            padded(x0, x1),
+            padded(y0, y1),
+            x,
+            y,
+            &title,
+        )
+    };
+    result.map_err(|e| PlotError::Draw(e.to_string()))?;
     Ok(svg)
+}
+
+/// The y axis's name: `mean NAME` for an observation, the column otherwise.
+fn y_label(y: &str) -> String {
+    if y.contains('.') {
+        y.to_string()
+    } else {
+        format!("mean {y}")
+    }
 }
 
 /// The lines' colours (Tableau 10), distinct on white and in grey.
@@ -201,21 +323,24 @@ const LINE_COLORS: [(u8, u8, u8); 10] = [
     (23, 190, 207),
 ];
 
-/// Draws the chart into `svg`.
-fn draw(
+/// Draws the chart into `svg`, y linear or logarithmic.
+fn draw<Y>(
     svg: &mut String,
     lines: &[Line],
-    (xs, ys): (std::ops::Range<f64>, std::ops::Range<f64>),
+    xs: std::ops::Range<f64>,
+    ys: Y,
     x: &str,
     y: &str,
-) -> Result<(), Box<dyn std::error::Error>> {
+    title: &str,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    Y: plotters::coord::ranged1d::AsRangedCoord<Value = f64>,
+    Y::CoordDescType: plotters::coord::ranged1d::ValueFormatter<f64>,
+{
     let root = SVGBackend::with_string(svg, (900, 600)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("mean {y} against {x} (bars: 95% CI)"),
-            ("sans-serif", 22),
-        )
+        .caption(title, ("sans-serif", 22))
         .margin(20)
         .x_label_area_size(45)
         .y_label_area_size(70)
@@ -223,7 +348,7 @@ fn draw(
     chart
         .configure_mesh()
         .x_desc(x)
-        .y_desc(format!("mean {y}"))
+        .y_desc(y_label(y))
         .axis_desc_style(("sans-serif", 16))
         .label_style(("sans-serif", 14))
         .light_line_style(RGBColor(240, 240, 240))
@@ -233,7 +358,7 @@ fn draw(
         let color = RGBColor(r, g, b);
         chart
             .draw_series(LineSeries::new(
-                points.iter().map(|&(px, m, _)| (px, m)),
+                points.iter().map(|&(px, m, _, _)| (px, m)),
                 color.stroke_width(2),
             ))?
             .label(label.as_str())
@@ -243,9 +368,9 @@ fn draw(
         chart.draw_series(
             points
                 .iter()
-                .map(|&(px, m, _)| Circle::new((px, m), 3, color.filled())),
+                .map(|&(px, m, _, _)| Circle::new((px, m), 3, color.filled())),
         )?;
-        chart.draw_series(points.iter().filter_map(|&(px, m, ci)| {
+        chart.draw_series(points.iter().filter_map(|&(px, m, ci, _)| {
             let h = ci.filter(|c| c.is_finite())?;
             Some(ErrorBar::new_vertical(
                 px,
@@ -256,6 +381,23 @@ fn draw(
                 8,
             ))
         }))?;
+    }
+    let unstable: Vec<(f64, f64)> = lines
+        .iter()
+        .flat_map(|(_, points)| points)
+        .filter(|p| p.3)
+        .map(|&(px, m, _, _)| (px, m))
+        .collect();
+    if !unstable.is_empty() {
+        let red = RGBColor(200, 0, 0);
+        chart
+            .draw_series(
+                unstable
+                    .iter()
+                    .map(|&p| Circle::new(p, 8, red.stroke_width(2))),
+            )?
+            .label("unstable: live sessions grow")
+            .legend(move |(lx, ly)| Circle::new((lx + 10, ly), 6, red.stroke_width(2)));
     }
     chart
         .configure_series_labels()

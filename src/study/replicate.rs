@@ -11,7 +11,7 @@
 use rayon::prelude::*;
 
 use super::tdist::student_t_quantile;
-use crate::report::{Report, Summary};
+use crate::report::{Report, Stability, Summary};
 use crate::{RunError, ValidProgram};
 
 /// The seed of replication `k` of a study whose base seed is `base`:
@@ -96,13 +96,19 @@ impl Estimate {
     }
 }
 
-/// An observation's mean across replications.
+/// An observation's mean and percentiles across replications: each
+/// replication contributes its sample mean and its nearest-rank p50, p90
+/// and p99 (see [`Summary`]), and each figure is estimated across them.
 ///
 /// ```
-/// # let program = serq::compile_source("stage s : delay; workload { arrive batch(1); }
-/// #   session { observe ttft = 2; } run { horizon 1; }", &Default::default()).unwrap();
+/// # let program = serq::compile_source("stage s : delay; workload { arrive batch(4); }
+/// #   session { observe ttft = 2 + serial; } run { horizon 1; }", &Default::default()).unwrap();
 /// let r = serq::study::replicate(&program, 2).unwrap();
-/// assert_eq!((r.observations[0].name.as_str(), r.observations[0].mean.mean), ("ttft", Some(2.0)));
+/// let ttft = &r.observations[0];
+/// assert_eq!((ttft.name.as_str(), ttft.mean.mean), ("ttft", Some(3.5)));
+/// // Samples 2 3 4 5 in every replication: p50 the 2nd, p90 and p99 the 4th.
+/// assert_eq!((ttft.p50.mean, ttft.p90.mean, ttft.p99.mean), (Some(3.0), Some(5.0), Some(5.0)));
+/// assert_eq!(ttft.p99.ci, Some(0.0));
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ObservationEstimate {
@@ -110,6 +116,12 @@ pub struct ObservationEstimate {
     pub name: String,
     /// The estimate of its mean (each replication contributes its sample mean).
     pub mean: Estimate,
+    /// The estimate of its median (each replication contributes its p50).
+    pub p50: Estimate,
+    /// The estimate of its 90th percentile.
+    pub p90: Estimate,
+    /// The estimate of its 99th percentile.
+    pub p99: Estimate,
 }
 
 /// A stage member's figures across replications.
@@ -172,6 +184,9 @@ pub struct PoolEstimate {
 pub struct Replicated {
     /// The seed of each replication, in replication order.
     pub seeds: Vec<u64>,
+    /// Each replication's stability test ([`Report::stability`]), in
+    /// replication order.
+    pub stability: Vec<Option<Stability>>,
     /// One per observation, in program order.
     pub observations: Vec<ObservationEstimate>,
     /// One per stage member, in declaration order.
@@ -231,25 +246,39 @@ impl Replicated {
     /// assert_eq!(r.observation("x").unwrap().n, 3);
     /// ```
     pub fn of(reports: &[Report]) -> Replicated {
-        let Some(first) = reports.first() else {
+        let summarised: Vec<Summarised> = reports.iter().map(Summarised::of).collect();
+        Replicated::of_summarised(&summarised)
+    }
+
+    /// Reduces replications already summarised, in replication order.
+    pub(crate) fn of_summarised(runs: &[Summarised]) -> Replicated {
+        let Some(first) = runs.first() else {
             return Replicated {
                 seeds: Vec::new(),
+                stability: Vec::new(),
                 observations: Vec::new(),
                 stages: Vec::new(),
                 pools: Vec::new(),
             };
         };
         let observations = first
-            .observes
+            .observations
             .iter()
             .enumerate()
-            .map(|(i, o)| ObservationEstimate {
-                name: o.name.clone(),
-                mean: Estimate::of_options(
-                    reports
-                        .iter()
-                        .map(|r| r.observes.get(i).and_then(|o| Summary::of(&o.samples).mean)),
-                ),
+            .map(|(i, (name, _))| {
+                let figure = |f: fn(&Summary) -> Option<f64>| {
+                    Estimate::of_options(
+                        runs.iter()
+                            .map(|r| r.observations.get(i).and_then(|(_, s)| f(s))),
+                    )
+                };
+                ObservationEstimate {
+                    name: name.clone(),
+                    mean: figure(|s| s.mean),
+                    p50: figure(|s| s.p50),
+                    p90: figure(|s| s.p90),
+                    p99: figure(|s| s.p99),
+                }
             })
             .collect();
         let stages = first
@@ -258,7 +287,7 @@ impl Replicated {
             .enumerate()
             .map(|(i, s)| {
                 let figure = |f: fn(&crate::report::StageRow) -> Option<f64>| {
-                    Estimate::of_options(reports.iter().map(|r| r.stages.get(i).and_then(f)))
+                    Estimate::of_options(runs.iter().map(|r| r.stages.get(i).and_then(f)))
                 };
                 StageEstimate {
                     name: s.name.clone(),
@@ -275,7 +304,7 @@ impl Replicated {
             .enumerate()
             .map(|(i, p)| {
                 let figure = |f: fn(&crate::report::PoolRow) -> Option<f64>| {
-                    Estimate::of_options(reports.iter().map(|r| r.pools.get(i).and_then(f)))
+                    Estimate::of_options(runs.iter().map(|r| r.pools.get(i).and_then(f)))
                 };
                 PoolEstimate {
                     name: p.name.clone(),
@@ -286,10 +315,33 @@ impl Replicated {
             })
             .collect();
         Replicated {
-            seeds: reports.iter().map(|r| r.seed).collect(),
+            seeds: runs.iter().map(|r| r.seed).collect(),
+            stability: runs.iter().map(|r| r.stability).collect(),
             observations,
             stages,
             pools,
+        }
+    }
+
+    /// Whether the replications are stable: `Some(false)` when the
+    /// stability test flags any of them, `Some(true)` when it judged every
+    /// one stable, `None` otherwise (a run ended by an `arrivals` limit is
+    /// not judged).
+    ///
+    /// ```
+    /// # let source = "stage s : fifo; workload { arrive poisson(3); }
+    /// #   session { run s (~exp(1)); } run { horizon 1000; }";
+    /// # let program = serq::compile_source(source, &Default::default()).unwrap();
+    /// // Three arrivals a unit of time for one of service: every queue grows.
+    /// let r = serq::study::replicate(&program, 2).unwrap();
+    /// assert_eq!(r.is_stable(), Some(false));
+    /// ```
+    pub fn is_stable(&self) -> Option<bool> {
+        let verdicts = self.stability.iter().map(|s| s.map(|s| s.stable));
+        if verdicts.clone().any(|v| v == Some(false)) {
+            Some(false)
+        } else {
+            verdicts.collect::<Option<Vec<bool>>>().map(|_| true)
         }
     }
 
@@ -397,6 +449,40 @@ pub fn replicate_with_progress(
     // Sequentially, so that the error is the first by index, not the first in time.
     let reports = reports.into_iter().collect::<Result<Vec<Report>, _>>()?;
     Ok(Replicated::of(&reports))
+}
+
+/// One replication's report with each observation's samples replaced by
+/// their [`Summary`]: what [`Replicated`] reduces, a few numbers a run, so
+/// a sweep of many points does not hold every sample of every run.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Summarised {
+    /// The replication's seed.
+    pub seed: u64,
+    /// Each observation's name and summary, in program order.
+    pub observations: Vec<(String, Summary)>,
+    /// The report's stage rows.
+    pub stages: Vec<crate::report::StageRow>,
+    /// The report's pool rows.
+    pub pools: Vec<crate::report::PoolRow>,
+    /// The report's stability test.
+    pub stability: Option<Stability>,
+}
+
+impl Summarised {
+    /// Summarises a report.
+    pub(crate) fn of(report: &Report) -> Summarised {
+        Summarised {
+            seed: report.seed,
+            observations: report
+                .observes
+                .iter()
+                .map(|o| (o.name.clone(), Summary::of(&o.samples)))
+                .collect(),
+            stages: report.stages.clone(),
+            pools: report.pools.clone(),
+            stability: report.stability(),
+        }
+    }
 }
 
 /// Runs replication `k` of `program`.

@@ -1,10 +1,13 @@
-//! A sweep as rows: its columns, CSV and JSON lines.
+//! A sweep as rows: its columns, one row per point, CSV and JSON lines,
+//! and reading such a file back (to resume a sweep or plot it).
 //!
-//! Invariant: the column order is a pure function of the sweep's points in
-//! their order (never of a hash map or of which thread ran what), so one
-//! grid and one seed give one file.
+//! Invariant: the columns are a pure function of the compiled programs of
+//! the grid's points in grid order (never of a hash map, of which thread
+//! ran what, or of the results), so they are known before the first run
+//! and one grid and one seed give one file, row by row.
 
-use super::sweep::Sweep;
+use super::replicate::{Estimate, ObservationEstimate, Replicated};
+use crate::{Program, ValidProgram};
 
 /// What a column holds.
 #[derive(Clone, Debug, PartialEq)]
@@ -13,12 +16,79 @@ enum Column {
     Parameter(usize),
     /// The replications per point.
     Replications,
-    /// An observation's mean across replications.
-    Mean(String),
-    /// Its 95% half-width.
-    Ci(String),
+    /// Whether the point's replications are stable.
+    Stable,
+    /// An observation's figure (its mean or a percentile) across
+    /// replications, or that figure's 95% half-width.
+    Observed(String, Figure, Part),
     /// A stage member's mean utilisation.
     Utilization(String, Option<usize>),
+}
+
+/// An observation's figure in the rows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Figure {
+    Mean,
+    P50,
+    P90,
+    P99,
+}
+
+impl Figure {
+    const ALL: [Figure; 4] = [Figure::Mean, Figure::P50, Figure::P90, Figure::P99];
+
+    fn word(self) -> &'static str {
+        match self {
+            Figure::Mean => "mean",
+            Figure::P50 => "p50",
+            Figure::P90 => "p90",
+            Figure::P99 => "p99",
+        }
+    }
+
+    fn of(self, o: &ObservationEstimate) -> &Estimate {
+        match self {
+            Figure::Mean => &o.mean,
+            Figure::P50 => &o.p50,
+            Figure::P90 => &o.p90,
+            Figure::P99 => &o.p99,
+        }
+    }
+}
+
+/// The estimate's value, or its half-width.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Part {
+    Value,
+    Ci,
+}
+
+/// One cell of a row: a number or a flag, either possibly undefined.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Cell {
+    /// A figure (`None`: undefined, an empty CSV cell or `null`).
+    Number(Option<f64>),
+    /// A yes/no figure (`stable`; `None`: not judged).
+    Flag(Option<bool>),
+}
+
+impl Cell {
+    /// The number, if the cell holds a defined one.
+    pub fn number(self) -> Option<f64> {
+        match self {
+            Cell::Number(x) => x.filter(|v| v.is_finite()),
+            Cell::Flag(_) => None,
+        }
+    }
+
+    /// The cell as CSV and JSON write it; `None` when undefined.
+    fn text(self) -> Option<String> {
+        match self {
+            // Rust's shortest round-trip decimal (`2`, `0.5`), the same in CSV and JSON.
+            Cell::Number(x) => x.filter(|v| v.is_finite()).map(|v| format!("{v}")),
+            Cell::Flag(b) => b.map(|b| b.to_string()),
+        }
+    }
 }
 
 /// `name[i]` for an array member, `name` otherwise.
@@ -29,195 +99,275 @@ fn member_name(name: &str, member: Option<usize>) -> String {
     }
 }
 
-/// A number as Rust's shortest round-trip decimal (`2`, `0.5`), the same
-/// in CSV and JSON; `None` when not finite.
-fn number(x: Option<f64>) -> Option<String> {
-    x.filter(|v| v.is_finite()).map(|v| format!("{v}"))
+/// The stage members of a program: (family name, index when the family
+/// has several members), as the report names them.
+fn stage_members(program: &Program) -> Vec<(String, Option<usize>)> {
+    let names: Vec<&str> = program.stages.iter().map(|s| s.name.as_str()).collect();
+    let mut out = Vec::with_capacity(names.len());
+    let mut start = 0;
+    while start < names.len() {
+        let n = names[start..]
+            .iter()
+            .take_while(|&&x| x == names[start])
+            .count();
+        for k in 0..n {
+            out.push((names[start].to_string(), (n > 1).then_some(k)));
+        }
+        start += n;
+    }
+    out
 }
 
-impl Sweep {
-    fn layout(&self) -> Vec<Column> {
+/// The columns of a sweep's rows, decided from its points' programs.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Layout {
+    parameters: Vec<String>,
+    columns: Vec<Column>,
+    /// Families with several members at some point (their lone member
+    /// elsewhere is `[0]`).
+    arrays: Vec<String>,
+}
+
+impl Layout {
+    /// The layout of a sweep over `parameters` whose points compile to
+    /// `programs`, in grid order.
+    pub(crate) fn of(parameters: &[String], programs: &[ValidProgram]) -> Layout {
         let mut observations: Vec<String> = Vec::new();
+        let mut arrays: Vec<String> = Vec::new();
+        for program in programs {
+            for (name, member) in stage_members(program) {
+                if member.is_some() && !arrays.contains(&name) {
+                    arrays.push(name);
+                }
+            }
+        }
         // Stage members grouped by family in order of first appearance; a
         // member first seen at a later point (a larger `D[ND]`) goes after
         // its family's last member seen so far.
         let mut members: Vec<(String, Option<usize>)> = Vec::new();
-        for point in &self.points {
-            for o in &point.result.observations {
-                if !observations.contains(&o.name) {
-                    observations.push(o.name.clone());
+        for program in programs {
+            for o in &program.observes {
+                if !observations.contains(o) {
+                    observations.push(o.clone());
                 }
             }
-            for s in &point.result.stages {
-                let key = (s.name.clone(), self.member_of(&s.name, s.member));
+            for (name, member) in stage_members(program) {
+                let key = (name.clone(), member_of(&arrays, &name, member));
                 if members.contains(&key) {
                     continue;
                 }
-                match members.iter().rposition(|(n, _)| *n == s.name) {
+                match members.iter().rposition(|(n, _)| *n == name) {
                     Some(last) => members.insert(last + 1, key),
                     None => members.push(key),
                 }
             }
         }
-        let mut columns: Vec<Column> = (0..self.parameters.len()).map(Column::Parameter).collect();
+        let mut columns: Vec<Column> = (0..parameters.len()).map(Column::Parameter).collect();
         columns.push(Column::Replications);
+        columns.push(Column::Stable);
         for name in observations {
-            columns.push(Column::Mean(name.clone()));
-            columns.push(Column::Ci(name));
+            for figure in Figure::ALL {
+                columns.push(Column::Observed(name.clone(), figure, Part::Value));
+                columns.push(Column::Observed(name.clone(), figure, Part::Ci));
+            }
         }
         columns.extend(members.into_iter().map(|(n, m)| Column::Utilization(n, m)));
-        columns
-    }
-
-    /// The column index of a stage member: a family of one member has
-    /// member `None` in its report, but where the same family has several
-    /// members at another point (an array sized by an axis, `D[ND]` with
-    /// ND = 1), that lone member is `[0]`.
-    fn member_of(&self, name: &str, member: Option<usize>) -> Option<usize> {
-        let is_array = || {
-            self.points.iter().any(|p| {
-                p.result
-                    .stages
-                    .iter()
-                    .any(|s| s.name == name && s.member.is_some())
-            })
-        };
-        match member {
-            None if is_array() => Some(0),
-            m => m,
+        Layout {
+            parameters: parameters.to_vec(),
+            columns,
+            arrays,
         }
     }
 
-    /// The column names, in order: each axis's name (in axis order);
-    /// `replications`; for each observation (in program order) `NAME.mean`
-    /// and `NAME.ci` (the 95% half-width); for each stage member (families
-    /// in declaration order, members by index) `STAGE.util` or
-    /// `STAGE[i].util`, the mean utilisation. Members that exist at some
-    /// points only (an array sized by an axis) have a column all the same,
-    /// empty where the member does not exist; an array of one member at
-    /// some point is its `[0]` (`s[N]` with N = 1 fills `s[0].util`).
-    ///
-    /// ```
-    /// use serq::study::{Axis, sweep};
-    /// let source = "let N = 1; let d = 1;
-    ///               stage s[N] : delay;
-    ///               workload { arrive batch(1); }
-    ///               session { run s[0] (d); observe response = now; }
-    ///               run { horizon 10; }";
-    /// let axes = [Axis::parse("d=1,2").unwrap(), Axis::parse("N=1,2").unwrap()];
-    /// let result = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap();
-    /// assert_eq!(result.columns(), ["d", "N", "replications", "response.mean",
-    ///                               "response.ci", "s[0].util", "s[1].util"]);
-    /// ```
-    pub fn columns(&self) -> Vec<String> {
-        self.layout()
+    /// The column names, in order.
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.columns
             .iter()
             .map(|c| match c {
                 Column::Parameter(i) => self.parameters[*i].clone(),
                 Column::Replications => "replications".to_string(),
-                Column::Mean(name) => format!("{name}.mean"),
-                Column::Ci(name) => format!("{name}.ci"),
+                Column::Stable => "stable".to_string(),
+                Column::Observed(name, Figure::Mean, Part::Ci) => format!("{name}.ci"),
+                Column::Observed(name, figure, Part::Value) => format!("{name}.{}", figure.word()),
+                Column::Observed(name, figure, Part::Ci) => format!("{name}.{}_ci", figure.word()),
                 Column::Utilization(name, member) => format!("{}.util", member_name(name, *member)),
             })
             .collect()
     }
 
-    /// One row per point (first axis varying slowest), one cell per
-    /// column of [`Sweep::columns`]; `None` where a figure is undefined (a
-    /// CI of one replication, an observation without samples, a member the
-    /// point lacks).
-    ///
-    /// ```
-    /// use serq::study::{Axis, sweep};
-    /// let source = "let d = 1; stage s : delay; workload { arrive batch(1); }
-    ///               session { run s (d); observe response = now; } run { horizon 10; }";
-    /// let axes = [Axis::parse("d=1,2").unwrap()];
-    /// let result = sweep(source, &Default::default(), &axes, 3, &|| {}).unwrap();
-    /// // d, replications, response.mean, response.ci (deterministic: 0), s.util (d/10).
-    /// assert_eq!(result.rows()[1], [Some(2.0), Some(3.0), Some(2.0), Some(0.0), Some(0.2)]);
-    /// ```
-    pub fn rows(&self) -> Vec<Vec<Option<f64>>> {
-        let layout = self.layout();
-        self.points
+    /// The observations' names, in column order.
+    pub(crate) fn observations(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for c in &self.columns {
+            if let Column::Observed(name, ..) = c
+                && !out.contains(name)
+            {
+                out.push(name.clone());
+            }
+        }
+        out
+    }
+
+    /// The row of a point: its axis values and what its replications measured.
+    pub(crate) fn row(&self, values: &[f64], result: &Replicated) -> Vec<Cell> {
+        self.columns
             .iter()
-            .map(|p| {
-                let r = &p.result;
-                layout
-                    .iter()
-                    .map(|c| match c {
-                        Column::Parameter(i) => p.values.get(*i).copied(),
-                        Column::Replications => Some(self.replications as f64),
-                        Column::Mean(name) => r.observation(name).and_then(|e| e.mean),
-                        Column::Ci(name) => r.observation(name).and_then(|e| e.ci),
-                        Column::Utilization(name, member) => r
-                            .stages
-                            .iter()
-                            .find(|s| s.name == *name && self.member_of(name, s.member) == *member)
-                            .and_then(|s| s.utilization.mean),
-                    })
-                    .collect()
+            .map(|c| match c {
+                Column::Parameter(i) => Cell::Number(values.get(*i).copied()),
+                Column::Replications => Cell::Number(Some(result.seeds.len() as f64)),
+                Column::Stable => Cell::Flag(result.is_stable()),
+                Column::Observed(name, figure, part) => Cell::Number(
+                    result
+                        .observations
+                        .iter()
+                        .find(|o| o.name == *name)
+                        .and_then(|o| {
+                            let e = figure.of(o);
+                            match part {
+                                Part::Value => e.mean,
+                                Part::Ci => e.ci,
+                            }
+                        }),
+                ),
+                Column::Utilization(name, member) => Cell::Number(
+                    result
+                        .stages
+                        .iter()
+                        .find(|s| {
+                            s.name == *name && member_of(&self.arrays, name, s.member) == *member
+                        })
+                        .and_then(|s| s.utilization.mean),
+                ),
             })
             .collect()
     }
 
-    /// The sweep as CSV: a header of [`Sweep::columns`], then
-    /// [`Sweep::rows`]; numbers in shortest round-trip form, an undefined
-    /// cell empty. Names are identifiers, so nothing needs quoting.
-    ///
-    /// ```
-    /// use serq::study::{Axis, sweep};
-    /// let source = "let d = 1; stage s : delay; workload { arrive batch(1); }
-    ///               session { run s (d); observe response = now; } run { horizon 10; }";
-    /// let axes = [Axis::parse("d=1,2").unwrap()];
-    /// let csv = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap().to_csv();
-    /// // One replication: no CI.
-    /// assert_eq!(csv, "d,replications,response.mean,response.ci,s.util\n\
-    ///                  1,1,1,,0.1\n\
-    ///                  2,1,2,,0.2\n");
-    /// ```
-    pub fn to_csv(&self) -> String {
-        let mut out = self.columns().join(",");
+    /// The CSV header line.
+    pub(crate) fn csv_header(&self) -> String {
+        let mut out = self.names().join(",");
         out.push('\n');
-        for row in self.rows() {
-            let cells: Vec<String> = row
-                .into_iter()
-                .map(|x| number(x).unwrap_or_default())
-                .collect();
-            out.push_str(&cells.join(","));
-            out.push('\n');
-        }
         out
     }
+}
 
-    /// The sweep as JSON lines: one object per row, keyed by the column
-    /// names in column order, an undefined cell `null`.
-    ///
-    /// ```
-    /// use serq::study::{Axis, sweep};
-    /// let source = "let d = 1; stage s : delay; workload { arrive batch(1); }
-    ///               session { run s (d); observe response = now; } run { horizon 10; }";
-    /// let axes = [Axis::parse("d=2").unwrap()];
-    /// let jsonl = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap().to_jsonl();
-    /// assert_eq!(jsonl, "{\"d\":2,\"replications\":1,\"response.mean\":2,\
-    ///                    \"response.ci\":null,\"s.util\":0.2}\n");
-    /// ```
-    pub fn to_jsonl(&self) -> String {
-        let columns = self.columns();
-        let mut out = String::new();
-        for row in self.rows() {
-            let fields: Vec<String> = columns
-                .iter()
-                .zip(row)
-                .map(|(name, x)| {
-                    // A string serialises infallibly.
-                    let key = serde_json::to_string(name).expect("a string serialises");
-                    format!("{key}:{}", number(x).unwrap_or_else(|| "null".to_string()))
-                })
-                .collect();
-            out.push('{');
-            out.push_str(&fields.join(","));
-            out.push_str("}\n");
+/// The column index of a stage member: a family of one member has
+/// member `None` in its report, but where the same family has several
+/// members at another point (an array sized by an axis, `D[ND]` with
+/// ND = 1), that lone member is `[0]`.
+fn member_of(arrays: &[String], name: &str, member: Option<usize>) -> Option<usize> {
+    match member {
+        None if arrays.iter().any(|a| a == name) => Some(0),
+        m => m,
+    }
+}
+
+/// One row as a CSV line: an undefined cell empty. Names are identifiers,
+/// so nothing needs quoting.
+pub(crate) fn csv_line(row: &[Cell]) -> String {
+    let cells: Vec<String> = row.iter().map(|c| c.text().unwrap_or_default()).collect();
+    let mut out = cells.join(",");
+    out.push('\n');
+    out
+}
+
+/// One row as a JSON line keyed by the column names, in column order; an
+/// undefined cell `null`.
+pub(crate) fn jsonl_line(columns: &[String], row: &[Cell]) -> String {
+    let fields: Vec<String> = columns
+        .iter()
+        .zip(row)
+        .map(|(name, c)| {
+            // A string serialises infallibly.
+            let key = serde_json::to_string(name).expect("a string serialises");
+            format!("{key}:{}", c.text().unwrap_or_else(|| "null".to_string()))
+        })
+        .collect();
+    format!("{{{}}}\n", fields.join(","))
+}
+
+/// Reads the rows of a CSV file this module wrote, given its columns: the
+/// header must be exactly theirs. A line is one row; an incomplete last
+/// line (no newline) is left out.
+pub(crate) fn read_csv(text: &str, columns: &[String]) -> Result<Vec<Vec<Cell>>, String> {
+    let mut lines = text.split_inclusive('\n').filter(|l| l.ends_with('\n'));
+    let header = columns.join(",");
+    match lines.next() {
+        None => return Ok(Vec::new()),
+        Some(h) if h.trim_end_matches('\n') == header => {}
+        Some(h) => {
+            return Err(format!(
+                "its header is not this sweep's: found `{}`, expected `{header}`",
+                h.trim_end()
+            ));
         }
-        out
+    }
+    let mut rows = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let cells: Vec<&str> = line.trim_end_matches('\n').split(',').collect();
+        if cells.len() != columns.len() {
+            return Err(format!(
+                "row {} has {} cells, not {}",
+                i + 1,
+                cells.len(),
+                columns.len()
+            ));
+        }
+        let row = cells
+            .iter()
+            .zip(columns)
+            .map(|(text, name)| parse_cell(text, name == "stable"))
+            .collect::<Result<Vec<Cell>, String>>()
+            .map_err(|e| format!("row {}: {e}", i + 1))?;
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// Reads the rows of a JSON-lines file this module wrote, given its
+/// columns: every line an object with exactly those keys. An incomplete
+/// last line (no newline) is left out.
+pub(crate) fn read_jsonl(text: &str, columns: &[String]) -> Result<Vec<Vec<Cell>>, String> {
+    let mut rows = Vec::new();
+    for (i, line) in text
+        .split_inclusive('\n')
+        .filter(|l| l.ends_with('\n'))
+        .enumerate()
+    {
+        let value: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("line {} is not JSON: {e}", i + 1))?;
+        let Some(object) = value.as_object().filter(|o| o.len() == columns.len()) else {
+            return Err(format!("line {} is not a row of this sweep", i + 1));
+        };
+        let mut row = Vec::with_capacity(columns.len());
+        for name in columns {
+            let cell = match object.get(name) {
+                None => return Err(format!("line {} has no `{name}`", i + 1)),
+                Some(serde_json::Value::Null) if name == "stable" => Cell::Flag(None),
+                Some(serde_json::Value::Null) => Cell::Number(None),
+                Some(serde_json::Value::Bool(b)) => Cell::Flag(Some(*b)),
+                Some(v) => match v.as_f64() {
+                    Some(x) => Cell::Number(Some(x)),
+                    None => return Err(format!("line {}: `{name}` is not a number", i + 1)),
+                },
+            };
+            row.push(cell);
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// A CSV cell as [`Cell::text`] wrote it.
+fn parse_cell(text: &str, is_flag: bool) -> Result<Cell, String> {
+    match (text, is_flag) {
+        ("", true) => Ok(Cell::Flag(None)),
+        ("", false) => Ok(Cell::Number(None)),
+        ("true", true) => Ok(Cell::Flag(Some(true))),
+        ("false", true) => Ok(Cell::Flag(Some(false))),
+        (t, false) => t
+            .parse::<f64>()
+            .map(|x| Cell::Number(Some(x)))
+            .map_err(|_| format!("`{t}` is not a number")),
+        (t, true) => Err(format!("`{t}` is not true or false")),
     }
 }

@@ -5,17 +5,25 @@
 //! axis varying slowest; point p's replication k runs with seed
 //! [`replication_seed`](super::replication_seed)`(seed, k)`, the same seeds at every point (common
 //! random numbers: two points differ by their parameters, not their luck);
-//! every (point, replication) pair runs in parallel on rayon's pool, and
-//! the reports are collected by index, so the rows are the same digit for
-//! digit whatever the number of threads. Column order: see [`Sweep::columns`].
+//! every point is compiled (and so every column known) before any run;
+//! the (point, replication) pairs are taken in grid order by worker
+//! threads and their reports collected by index, and a point is passed on
+//! only once every point before it is, so the rows are the same digit for
+//! digit whatever the number of threads, and a sweep stopped at any moment
+//! has passed on exactly a prefix of the grid. Column order: see
+//! [`Sweep::columns`].
 
 use rayon::prelude::*;
 
-use super::replicate::{Replicated, ReplicationError, run_replication};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use super::replicate::{Replicated, ReplicationError, Summarised, run_replication};
+use super::rows::{Cell, Layout, csv_line, jsonl_line, read_csv, read_jsonl};
 use crate::report::Report;
-use crate::syntax::Diagnostic;
 use crate::syntax::lexer::is_word;
-use crate::{Overrides, ValidProgram};
+use crate::{CompileError, Overrides, ValidProgram};
+use std::path::{Path, PathBuf};
 
 /// The most points one axis may have (a typo like `0:1e6:1` is refused
 /// instead of running for ever).
@@ -155,6 +163,8 @@ pub struct Sweep {
     pub replications: usize,
     /// The points, first axis varying slowest.
     pub points: Vec<SweepPoint>,
+    /// The rows' columns, decided from the compiled points.
+    pub(crate) layout: Layout,
 }
 
 /// Why a sweep gave no result.
@@ -168,7 +178,7 @@ pub struct Sweep {
 /// // N = 0.5 is not an array size; every point is compiled before any runs.
 /// assert!(matches!(&e, SweepError::Compile { point, .. } if point[0].1 == 0.5));
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug)]
 pub enum SweepError {
     /// Two axes name one constant.
     DuplicateAxis(String),
@@ -177,15 +187,15 @@ pub enum SweepError {
     Compile {
         /// The point's `(name, value)` pairs.
         point: Vec<(String, f64)>,
-        /// Every diagnostic.
-        diagnostics: Vec<Diagnostic>,
+        /// Every diagnostic, with the texts they point into.
+        error: Box<CompileError>,
     },
     /// A replication stopped on a run-time error.
     Run {
         /// The point's `(name, value)` pairs.
         point: Vec<(String, f64)>,
-        /// The replication and its error.
-        error: ReplicationError,
+        /// The replication and its error (boxed: it is large, and rare).
+        error: Box<ReplicationError>,
     },
 }
 
@@ -199,11 +209,7 @@ impl std::fmt::Display for SweepError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SweepError::DuplicateAxis(name) => write!(f, "two --grid axes set `{name}`"),
-            SweepError::Compile { point, diagnostics } => {
-                write!(f, "at {}: ", describe(point))?;
-                let messages: Vec<&str> = diagnostics.iter().map(|d| d.message.as_str()).collect();
-                f.write_str(&messages.join("; "))
-            }
+            SweepError::Compile { point, error } => write!(f, "at {}: {error}", describe(point)),
             SweepError::Run { point, error } => write!(f, "at {}: {error}", describe(point)),
         }
     }
@@ -229,25 +235,339 @@ fn grid_points(axes: &[Axis]) -> Vec<Vec<f64>> {
     points
 }
 
-/// Drops each observation's samples but their mean (as one sample), so a
-/// large sweep holds a few numbers per report; the mean of one sample is
-/// that sample, so [`Replicated::of`] sees the same means.
-fn compact(mut report: Report) -> Report {
-    for obs in &mut report.observes {
-        if let Some(mean) = crate::report::Summary::of(&obs.samples).mean {
-            obs.samples = vec![mean];
-        } else {
-            obs.samples.clear();
-        }
-    }
-    report
+/// A sweep ready to run: every point of the grid compiled, and so the
+/// columns of its rows and the names it measures known before any run.
+///
+/// ```
+/// use serq::study::{Axis, SweepPlan};
+/// let source = "let d = 1; stage s : delay; workload { arrive batch(1); }
+///               session { run s (d); observe response = now; } run { horizon 10; }";
+/// let plan = SweepPlan::new(source, None, &Default::default(), &[Axis::parse("d=1,2,3").unwrap()], 2)
+///     .unwrap();
+/// assert_eq!((plan.len(), plan.observations()), (3, vec!["response".to_string()]));
+/// // Run the points from the second on, one row each as it completes, in grid order.
+/// let mut lines = Vec::new();
+/// let result = plan.run(1, &|| {}, &mut |p| lines.push(plan.csv_line(p))).unwrap();
+/// assert_eq!(result.points.len(), 2);
+/// assert!(lines[0].starts_with("2,2,true,2,0,"), "{}", lines[0]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct SweepPlan {
+    parameters: Vec<String>,
+    points: Vec<Vec<f64>>,
+    programs: Vec<ValidProgram>,
+    replications: usize,
+    layout: Layout,
 }
 
-/// Runs `source` at every point of the grid, `replications` times each:
-/// each axis's value replaces its `let` constant (after `overrides.sets`, so
-/// an axis wins over a `--set` of the same name); the other overrides apply
-/// at every point. Every point is compiled before any runs. `progress` is
-/// called once per finished replication. Zero axes give one point.
+impl SweepPlan {
+    /// Compiles `source` at every point of the grid: each axis's value
+    /// replaces its `let` constant (after `overrides.sets`, so an axis wins
+    /// over a `--set` of the same name); the other overrides apply at
+    /// every point. Zero axes give one point. `origin` is the program's
+    /// file, when it came from one: its `use`s and a relative `trace`
+    /// resolve beside it (text without a file cannot `use`).
+    pub fn new(
+        source: &str,
+        origin: Option<&Path>,
+        overrides: &Overrides,
+        axes: &[Axis],
+        replications: usize,
+    ) -> Result<SweepPlan, SweepError> {
+        for (i, axis) in axes.iter().enumerate() {
+            if axes[..i].iter().any(|a| a.name == axis.name) {
+                return Err(SweepError::DuplicateAxis(axis.name.clone()));
+            }
+        }
+        let parameters: Vec<String> = axes.iter().map(|a| a.name.clone()).collect();
+        let points = grid_points(axes);
+        let programs = points
+            .par_iter()
+            .map(|values| {
+                let mut o = overrides.clone();
+                o.sets.extend(named(&parameters, values));
+                match origin {
+                    Some(path) => crate::compile_text_at(source, path, &o),
+                    None => crate::compile_source(source, &o).map_err(|diagnostics| {
+                        CompileError::Diagnostics {
+                            path: PathBuf::from("<source>"),
+                            sources: crate::syntax::Sources::new("<source>".to_string(), source),
+                            diagnostics,
+                        }
+                    }),
+                }
+            })
+            .collect::<Vec<_>>();
+        let programs = programs
+            .into_iter()
+            .zip(&points)
+            .map(|(compiled, values)| {
+                compiled.map_err(|error| SweepError::Compile {
+                    point: named(&parameters, values),
+                    error: Box::new(error),
+                })
+            })
+            .collect::<Result<Vec<ValidProgram>, SweepError>>()?;
+        let layout = Layout::of(&parameters, &programs);
+        Ok(SweepPlan {
+            parameters,
+            points,
+            programs,
+            replications,
+            layout,
+        })
+    }
+
+    /// The number of points.
+    pub fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    /// Whether the grid has no point (an axis with no value).
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// Each point's axis values, in grid order.
+    pub fn points(&self) -> &[Vec<f64>] {
+        &self.points
+    }
+
+    /// Each point's compiled program, in grid order.
+    pub fn programs(&self) -> &[ValidProgram] {
+        &self.programs
+    }
+
+    /// Gathers replications run elsewhere (another process or machine:
+    /// [`sweep_replication`] of each point's program) into the sweep
+    /// [`SweepPlan::run`] would give: `reports` holds, for each point in
+    /// order, its replications in order (point p's replication k at
+    /// `p·R + k`). The first failure in that order is the error, whichever
+    /// finished first.
+    ///
+    /// ```
+    /// use serq::study::{Axis, SweepPlan, sweep, sweep_replication};
+    /// let source = "let d = 1; stage s : delay; workload { arrive poisson(1); }
+    ///               session { run s (d); observe t = now; } run { horizon 50; }";
+    /// let axes = [Axis::parse("d=1,2").unwrap()];
+    /// let plan = SweepPlan::new(source, None, &Default::default(), &axes, 3).unwrap();
+    /// let reports = plan.programs().iter()
+    ///     .flat_map(|p| (0..3).map(move |k| sweep_replication(p, k)))
+    ///     .collect();
+    /// let gathered = plan.gather(reports).unwrap();
+    /// assert_eq!(gathered, sweep(source, &Default::default(), &axes, 3, &|| {}).unwrap());
+    /// ```
+    pub fn gather(
+        &self,
+        reports: Vec<Result<Report, ReplicationError>>,
+    ) -> Result<Sweep, SweepError> {
+        let r = self.replications;
+        let mut reports = reports.into_iter();
+        let mut swept = Vec::with_capacity(self.points.len());
+        for values in &self.points {
+            let mut runs = Vec::with_capacity(r);
+            for report in reports.by_ref().take(r) {
+                let report = report.map_err(|error| SweepError::Run {
+                    point: named(&self.parameters, values),
+                    error: Box::new(error),
+                })?;
+                runs.push(Summarised::of(&report));
+            }
+            swept.push(SweepPoint {
+                values: values.clone(),
+                result: Replicated::of_summarised(&runs),
+            });
+        }
+        Ok(Sweep {
+            parameters: self.parameters.clone(),
+            replications: r,
+            points: swept,
+            layout: self.layout.clone(),
+        })
+    }
+
+    /// The axes' names, in axis order.
+    pub fn parameters(&self) -> &[String] {
+        &self.parameters
+    }
+
+    /// The columns of the rows ([`Sweep::columns`]).
+    pub fn columns(&self) -> Vec<String> {
+        self.layout.names()
+    }
+
+    /// The observations the points measure, in column order.
+    pub fn observations(&self) -> Vec<String> {
+        self.layout.observations()
+    }
+
+    /// The CSV header line (with its newline).
+    pub fn csv_header(&self) -> String {
+        self.layout.csv_header()
+    }
+
+    /// A point's CSV line (with its newline), as [`Sweep::to_csv`] writes it.
+    pub fn csv_line(&self, point: &SweepPoint) -> String {
+        csv_line(&self.layout.row(&point.values, &point.result))
+    }
+
+    /// A point's JSON line (with its newline), as [`Sweep::to_jsonl`] writes it.
+    pub fn jsonl_line(&self, point: &SweepPoint) -> String {
+        jsonl_line(
+            &self.layout.names(),
+            &self.layout.row(&point.values, &point.result),
+        )
+    }
+
+    /// The rows of a CSV (`jsonl` false) or JSON-lines file written by an
+    /// earlier run of this plan, interrupted or not: the points done,
+    /// checked to be this grid's first points in order (same columns, same
+    /// axis values). An incomplete last line is left out.
+    pub fn read_rows(&self, text: &str, jsonl: bool) -> Result<Vec<Vec<Cell>>, String> {
+        let columns = self.columns();
+        let rows = if jsonl {
+            read_jsonl(text, &columns)?
+        } else {
+            read_csv(text, &columns)?
+        };
+        if rows.len() > self.points.len() {
+            return Err(format!(
+                "it has {} rows, and this grid {} points",
+                rows.len(),
+                self.points.len()
+            ));
+        }
+        for (i, (row, values)) in rows.iter().zip(&self.points).enumerate() {
+            let found: Vec<Option<f64>> = row[..values.len()].iter().map(|c| c.number()).collect();
+            let expected: Vec<Option<f64>> = values.iter().map(|&v| Some(v)).collect();
+            let replications = row.get(values.len()).and_then(|c| c.number());
+            if found != expected || replications != Some(self.replications as f64) {
+                return Err(format!(
+                    "its row {} is not this grid's point {} ({} with {} replications)",
+                    i + 1,
+                    i + 1,
+                    describe(&named(&self.parameters, values)),
+                    self.replications
+                ));
+            }
+        }
+        Ok(rows)
+    }
+
+    /// Runs the points from `from` on (the earlier ones are skipped: a
+    /// resumed sweep), `replications` each, and returns them.
+    ///
+    /// The (point, replication) runs are taken in grid order by
+    /// `RAYON_NUM_THREADS` (or one per core) worker threads; `on_point`
+    /// sees each point as soon as it and every point before it are done,
+    /// in grid order, so a caller that writes a row there leaves a file of
+    /// the points done whenever it stops. `progress` is called once per
+    /// finished replication. The first failing point in grid order is the
+    /// error; every point before it has been passed to `on_point`.
+    pub fn run(
+        &self,
+        from: usize,
+        progress: &(dyn Fn() + Sync),
+        on_point: &mut dyn FnMut(&SweepPoint),
+    ) -> Result<Sweep, SweepError> {
+        let r = self.replications;
+        let todo = self.points.len().saturating_sub(from);
+        let jobs = todo * r;
+        let next_job = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let (sender, receiver) = mpsc::channel();
+        let workers = rayon::current_num_threads().clamp(1, jobs.max(1));
+        let mut done: Vec<Option<Result<Summarised, ReplicationError>>> = vec![None; jobs];
+        let mut swept = Vec::with_capacity(todo);
+        let mut failure = None;
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                let sender = sender.clone();
+                let (next_job, stop) = (&next_job, &stop);
+                scope.spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        let job = next_job.fetch_add(1, Ordering::Relaxed);
+                        if job >= jobs {
+                            break;
+                        }
+                        let program = &self.programs[from + job / r];
+                        let result = run_replication(program, job % r).map(|x| Summarised::of(&x));
+                        if result.is_err() {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                        if sender.send((job, result)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(sender);
+            // Points are reduced and passed on in grid order as they complete.
+            let mut next_point = 0;
+            for (job, result) in receiver {
+                progress();
+                done[job] = Some(result);
+                while failure.is_none() && next_point < todo {
+                    let chunk = &mut done[next_point * r..(next_point + 1) * r];
+                    if chunk.iter().any(Option::is_none) {
+                        break;
+                    }
+                    let values = &self.points[from + next_point];
+                    let runs: Result<Vec<Summarised>, ReplicationError> =
+                        chunk.iter_mut().filter_map(Option::take).collect();
+                    match runs {
+                        Ok(runs) => {
+                            let point = SweepPoint {
+                                values: values.clone(),
+                                result: Replicated::of_summarised(&runs),
+                            };
+                            on_point(&point);
+                            swept.push(point);
+                            next_point += 1;
+                        }
+                        Err(error) => {
+                            failure = Some(SweepError::Run {
+                                point: named(&self.parameters, values),
+                                error: Box::new(error),
+                            });
+                        }
+                    }
+                }
+            }
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        Ok(Sweep {
+            parameters: self.parameters.clone(),
+            replications: r,
+            points: swept,
+            layout: self.layout.clone(),
+        })
+    }
+}
+
+/// Runs replication `k` of one point's program (seed
+/// [`replication_seed`](super::replication_seed)`(program.seed, k)`), for a
+/// caller that runs a [`SweepPlan`]'s replications elsewhere and hands the
+/// reports to [`SweepPlan::gather`].
+pub fn sweep_replication(program: &ValidProgram, k: usize) -> Result<Report, ReplicationError> {
+    run_replication(program, k)
+}
+
+/// `(name, value)` pairs of a point.
+fn named(parameters: &[String], values: &[f64]) -> Vec<(String, f64)> {
+    parameters
+        .iter()
+        .zip(values)
+        .map(|(a, &v)| (a.clone(), v))
+        .collect()
+}
+
+/// Runs `source` at every point of the grid, `replications` times each
+/// ([`SweepPlan::new`], then [`SweepPlan::run`] from the first point).
+/// Every point is compiled before any runs. `progress` is called once per
+/// finished replication.
 ///
 /// ```
 /// use serq::study::{Axis, sweep};
@@ -270,65 +590,111 @@ pub fn sweep(
     replications: usize,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Sweep, SweepError> {
-    for (i, axis) in axes.iter().enumerate() {
-        if axes[..i].iter().any(|a| a.name == axis.name) {
-            return Err(SweepError::DuplicateAxis(axis.name.clone()));
-        }
+    SweepPlan::new(source, None, overrides, axes, replications)?.run(0, progress, &mut |_| {})
+}
+
+impl Sweep {
+    /// The column names, in order: each axis's name (in axis order);
+    /// `replications`; `stable` ([`Replicated::is_stable`]: `false` when a
+    /// replication's live sessions grow, empty/`null` when not judged); for
+    /// each observation (in program order) `NAME.mean` and `NAME.ci` (the
+    /// mean across replications and its 95% half-width), then `NAME.p50`,
+    /// `NAME.p50_ci`, `NAME.p90`, `NAME.p90_ci`, `NAME.p99`, `NAME.p99_ci`
+    /// (each replication's nearest-rank percentile, estimated in the same
+    /// way); for each stage member (families in declaration order, members
+    /// by index) `STAGE.util` or `STAGE[i].util`, the mean utilisation.
+    /// Members that exist at some points only (an array sized by an axis)
+    /// have a column all the same, empty where the member does not exist;
+    /// an array of one member at some point is its `[0]` (`s[N]` with N = 1
+    /// fills `s[0].util`).
+    ///
+    /// ```
+    /// use serq::study::{Axis, sweep};
+    /// let source = "let N = 1; let d = 1;
+    ///               stage s[N] : delay;
+    ///               workload { arrive batch(1); }
+    ///               session { run s[0] (d); observe response = now; }
+    ///               run { horizon 10; }";
+    /// let axes = [Axis::parse("d=1,2").unwrap(), Axis::parse("N=1,2").unwrap()];
+    /// let result = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap();
+    /// assert_eq!(result.columns(), ["d", "N", "replications", "stable", "response.mean",
+    ///     "response.ci", "response.p50", "response.p50_ci", "response.p90",
+    ///     "response.p90_ci", "response.p99", "response.p99_ci", "s[0].util", "s[1].util"]);
+    /// ```
+    pub fn columns(&self) -> Vec<String> {
+        self.layout.names()
     }
-    let points = grid_points(axes);
-    let named = |values: &[f64]| -> Vec<(String, f64)> {
-        axes.iter()
-            .zip(values)
-            .map(|(a, &v)| (a.name.clone(), v))
+
+    /// One row per point (first axis varying slowest), one cell per
+    /// column of [`Sweep::columns`]; an undefined cell (a CI of one
+    /// replication, an observation without samples, a member the point
+    /// lacks) holds `None`.
+    ///
+    /// ```
+    /// use serq::study::{Axis, Cell, sweep};
+    /// let source = "let d = 1; stage s : delay; workload { arrive batch(1); }
+    ///               session { run s (d); observe response = now; } run { horizon 10; }";
+    /// let axes = [Axis::parse("d=1,2").unwrap()];
+    /// let result = sweep(source, &Default::default(), &axes, 3, &|| {}).unwrap();
+    /// // d, replications, stable, response's mean, p50, p90, p99 (each 2,
+    /// // deterministic: a CI of 0), s.util (d/10).
+    /// let row = &result.rows()[1];
+    /// assert_eq!(row[..4], [Cell::Number(Some(2.0)), Cell::Number(Some(3.0)),
+    ///                       Cell::Flag(Some(true)), Cell::Number(Some(2.0))]);
+    /// assert_eq!(row.last(), Some(&Cell::Number(Some(0.2))));
+    /// ```
+    pub fn rows(&self) -> Vec<Vec<Cell>> {
+        self.points
+            .iter()
+            .map(|p| self.layout.row(&p.values, &p.result))
             .collect()
-    };
-    let programs = points
-        .par_iter()
-        .map(|values| {
-            let mut o = overrides.clone();
-            o.sets.extend(named(values));
-            crate::compile_source(source, &o)
-        })
-        .collect::<Vec<_>>();
-    let programs = programs
-        .into_iter()
-        .zip(&points)
-        .map(|(compiled, values)| {
-            compiled.map_err(|diagnostics| SweepError::Compile {
-                point: named(values),
-                diagnostics,
-            })
-        })
-        .collect::<Result<Vec<ValidProgram>, SweepError>>()?;
-    let jobs = points.len() * replications;
-    let reports = (0..jobs)
-        .into_par_iter()
-        .map(|job| {
-            let report = run_replication(&programs[job / replications], job % replications);
-            progress();
-            report.map(compact)
-        })
-        .collect::<Vec<_>>();
-    let mut reports = reports.into_iter();
-    let mut swept = Vec::with_capacity(points.len());
-    for values in points {
-        let mut chunk = Vec::with_capacity(replications);
-        for report in reports.by_ref().take(replications) {
-            chunk.push(report.map_err(|error| SweepError::Run {
-                point: named(&values),
-                error,
-            })?);
-        }
-        swept.push(SweepPoint {
-            values,
-            result: Replicated::of(&chunk),
-        });
     }
-    Ok(Sweep {
-        parameters: axes.iter().map(|a| a.name.clone()).collect(),
-        replications,
-        points: swept,
-    })
+
+    /// The sweep as CSV: a header of [`Sweep::columns`], then
+    /// [`Sweep::rows`]; numbers in shortest round-trip form, a flag `true`
+    /// or `false`, an undefined cell empty.
+    ///
+    /// ```
+    /// use serq::study::{Axis, sweep};
+    /// let source = "let d = 1; stage s : delay; workload { arrive batch(1); }
+    ///               session { run s (d); observe response = now; } run { horizon 10; }";
+    /// let axes = [Axis::parse("d=1,2").unwrap()];
+    /// let csv = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap().to_csv();
+    /// // One replication: no CI.
+    /// assert_eq!(csv, "d,replications,stable,response.mean,response.ci,response.p50,\
+    ///                  response.p50_ci,response.p90,response.p90_ci,response.p99,\
+    ///                  response.p99_ci,s.util\n\
+    ///                  1,1,true,1,,1,,1,,1,,0.1\n\
+    ///                  2,1,true,2,,2,,2,,2,,0.2\n");
+    /// ```
+    pub fn to_csv(&self) -> String {
+        let mut out = self.layout.csv_header();
+        for row in self.rows() {
+            out.push_str(&csv_line(&row));
+        }
+        out
+    }
+
+    /// The sweep as JSON lines: one object per row, keyed by the column
+    /// names in column order, an undefined cell `null`.
+    ///
+    /// ```
+    /// use serq::study::{Axis, sweep};
+    /// let source = "let d = 1; stage s : delay; workload { arrive batch(1); }
+    ///               session { run s (d); observe response = now; } run { horizon 10; }";
+    /// let axes = [Axis::parse("d=2").unwrap()];
+    /// let jsonl = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap().to_jsonl();
+    /// assert!(jsonl.starts_with("{\"d\":2,\"replications\":1,\"stable\":true,\
+    ///     \"response.mean\":2,\"response.ci\":null,\"response.p50\":2,"));
+    /// assert!(jsonl.ends_with(",\"response.p99_ci\":null,\"s.util\":0.2}\n"));
+    /// ```
+    pub fn to_jsonl(&self) -> String {
+        let columns = self.layout.names();
+        self.rows()
+            .iter()
+            .map(|row| jsonl_line(&columns, row))
+            .collect()
+    }
 }
 
 #[cfg(test)]

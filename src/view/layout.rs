@@ -9,7 +9,7 @@ use super::label;
 use super::path::{Point, Target, Visit, Walk};
 use crate::ir::Program;
 
-/// Families larger than this are drawn as one station `name[0..N]`.
+/// Families larger than this are drawn as one station `name ×N`.
 pub const COLLAPSE_ABOVE: usize = 8;
 /// Width of a character of the labels' monospace font, in pixels.
 pub const CHAR_W: i32 = 8;
@@ -30,7 +30,7 @@ const POOL_GAP: i32 = 24;
 /// A box in a row: a stage (or pool) member, or a collapsed family.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Station {
-    /// `name`, `name[i]`, or `name[0..N]` for a collapsed family.
+    /// `name`, `name[i]`, or `name ×N` for a collapsed family of N.
     pub label: String,
     /// The second line: the stage's kind, or the pool's capacity.
     pub detail: String,
@@ -272,7 +272,8 @@ fn place_row(
 /// (`usize::MAX` for the collapsed family).
 fn member_label(name: &str, count: usize, m: usize) -> String {
     if m == usize::MAX {
-        format!("{name}[0..{count}]")
+        // `[0..500]` read as 501 members; the count alone is unambiguous.
+        format!("{name} ×{count}")
     } else if count > 1 {
         format!("{name}[{m}]")
     } else {

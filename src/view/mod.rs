@@ -13,8 +13,8 @@
 //!   labelled `name` or `name[i]` and its kind (`delay`, `fifo(c)`,
 //!   `ps(φ)`; the fill colour says the kind too). The members of a family of
 //!   2 to [`COLLAPSE_ABOVE`] stand side by side in a grey frame; a larger
-//!   family is one box `name[0..N]` with two shadows behind it, so a
-//!   500-member array costs one box.
+//!   family is one box `name ×N` (its member count) with two shadows
+//!   behind it, so a 500-member array costs one box.
 //! - **The path.** The session block is walked in program order: each run
 //!   is an arrow from the previous run's last station to its first. A
 //!   reference with a constant index (or a family of one) points at the

@@ -1,5 +1,6 @@
 //! `bottleneck` rates, and `maxmin` rates by progressive filling of every
-//! connected component a change touched.
+//! connected component a change touched (of every one up to a size, for
+//! [`super::MaxMinSolver::BySize`]).
 //!
 //! Architecture invariant: these solvers read only the incidence arrays and
 //! capacities, write new rates into the scratch, and leave applying them to
@@ -7,7 +8,11 @@
 //! update is tested against, and it leaves the same `level` / `froze_at`
 //! bookkeeping the incremental update starts from.
 
-use super::{F_FROZEN, FlowSystem, NONE, S_FILLED, S_VISITED, same_level};
+use super::{
+    F_FROZEN, F_SEEN, FlowSystem, LARGE_HOLD, Mark, MarkKind, NONE, S_FILLED, S_LARGE, S_VISITED,
+    same_level,
+};
+use std::cmp::Reverse;
 
 impl FlowSystem {
     /// `min over s of φ_s / n_s` for the flow in slot `f`.
@@ -26,32 +31,51 @@ impl FlowSystem {
             if !self.is_finite(s) {
                 continue;
             }
+            self.scratch.set_sflag(s, S_VISITED);
             for j in 0..self.flows_on[s as usize].len() {
                 let f = self.flows_on[s as usize][j];
-                if self.scratch.fflags(f) & super::F_SEEN == 0 {
+                if self.scratch.fflags(f) & F_SEEN == 0 {
                     let r = self.bottleneck_rate(f);
                     self.scratch.set_rate(f, r, NONE);
+                    for &t in &self.flows[f as usize].stages {
+                        self.scratch.set_sflag(t, S_VISITED);
+                    }
                 }
             }
         }
         self.solve_unbounded_starts();
     }
 
-    /// Progressive filling of each component holding a touched stage.
-    pub(super) fn solve_components(&mut self, touched: usize) {
+    /// Progressive filling of each component that holds a touched stage, or
+    /// with `limit`, of each one of at most that many stages. Returns
+    /// whether a touched component was larger (its stages are marked
+    /// `S_LARGE` and believed large for [`LARGE_HOLD`] solves, not filled).
+    pub(super) fn solve_components(&mut self, touched: usize, limit: Option<u32>) -> bool {
+        let mut large = false;
         for k in 0..touched {
             let s = self.load_pending[k];
-            if self.is_finite(s) && self.scratch.sflags(s) & S_VISITED == 0 {
-                self.collect_component(s);
+            if !self.is_finite(s) || self.scratch.sflags(s) & (S_VISITED | S_LARGE) != 0 {
+                continue;
+            }
+            if limit.is_some() && self.large_until[s as usize] > self.solves {
+                large = true;
+            } else if self.collect_component(s, limit) {
                 self.progressive_fill();
+            } else {
+                large = true;
             }
         }
         self.solve_unbounded_starts();
+        large
     }
 
     /// Puts the finite stages reachable from `root` through shared flows in
-    /// `scratch.stages` (breadth first), marked visited.
-    fn collect_component(&mut self, root: u32) {
+    /// `scratch.stages` (breadth first), marked visited, and returns true;
+    /// or, once the component proves larger than `limit` stages (it meets a
+    /// stage found in a larger one), marks what it collected `S_LARGE` and
+    /// large for [`LARGE_HOLD`] solves instead, empties `scratch.stages` and
+    /// returns false.
+    fn collect_component(&mut self, root: u32, limit: Option<u32>) -> bool {
         let sc = &mut self.scratch;
         sc.stages.clear();
         sc.set_sflag(root, S_VISITED);
@@ -62,13 +86,32 @@ impl FlowSystem {
             head += 1;
             for &f in &self.flows_on[s as usize] {
                 for &t in &self.flows[f as usize].stages {
-                    if self.capacity[t as usize].is_finite() && sc.sflags(t) & S_VISITED == 0 {
-                        sc.set_sflag(t, S_VISITED);
-                        sc.stages.push(t);
+                    if !self.capacity[t as usize].is_finite() {
+                        continue;
                     }
+                    let flags = sc.sflags(t);
+                    if flags & S_VISITED != 0 {
+                        continue;
+                    }
+                    if let Some(limit) = limit
+                        && (flags & S_LARGE != 0
+                            || self.large_until[t as usize] > self.solves
+                            || sc.stages.len() as u32 >= limit)
+                    {
+                        let until = self.solves.saturating_add(LARGE_HOLD);
+                        for &u in &sc.stages {
+                            sc.stage[u as usize].flags = S_LARGE;
+                            self.large_until[u as usize] = until;
+                        }
+                        sc.stages.clear();
+                        return false;
+                    }
+                    sc.set_sflag(t, S_VISITED);
+                    sc.stages.push(t);
                 }
             }
         }
+        true
     }
 
     /// Raises every unfrozen flow of the component in `scratch.stages`
@@ -76,28 +119,45 @@ impl FlowSystem {
     /// unfrozen flows freeze at that level. A level within [`super::TOL`] of
     /// the current one is the current one, so stages that tie fill at one
     /// value; a level that rounds below the current one is clamped to it.
+    /// Candidates only rise as flows freeze, so the queue holds fill marks
+    /// at or below them (see `Walk::due_fill`) instead of an indexed heap.
     fn progressive_fill(&mut self) {
         let sc = &mut self.scratch;
-        sc.cand.clear();
+        sc.marks.clear();
         for &s in &sc.stages {
             let n = self.flows_on[s as usize].len() as u32;
-            sc.residual[s as usize] = self.capacity[s as usize];
-            sc.unfrozen[s as usize] = n;
-            sc.new_level[s as usize] = f64::INFINITY;
+            let e = &mut sc.stage[s as usize];
+            e.residual = self.capacity[s as usize];
+            e.unfrozen = n;
+            e.new_level = f64::INFINITY;
+            e.low = f64::INFINITY;
             if n > 0 {
-                sc.cand
-                    .set(s, (self.capacity[s as usize] / f64::from(n), u64::from(s)));
+                e.cand = self.capacity[s as usize] / f64::from(n);
+                e.low = e.cand;
+                sc.marks.push(Reverse(Mark::new(e.cand, MarkKind::Fill, s)));
             }
         }
         let mut current = 0.0_f64;
-        while let Some((s, (candidate, _))) = sc.cand.pop() {
+        while let Some(Reverse(mark)) = sc.marks.pop() {
+            let (s, candidate) = (mark.stage(), mark.level());
+            let filled = sc.sflags(s) & S_FILLED != 0;
+            let e = &mut sc.stage[s as usize];
+            if filled || e.unfrozen == 0 || candidate > e.cand {
+                continue;
+            }
+            if candidate < e.cand {
+                e.low = e.cand;
+                let again = Mark::new(e.cand, MarkKind::Fill, s);
+                sc.marks.push(Reverse(again));
+                continue;
+            }
             let mut level = candidate.max(current);
             if same_level(level, current) {
                 level = current;
             }
             current = level;
             sc.set_sflag(s, S_FILLED);
-            sc.new_level[s as usize] = level;
+            sc.stage[s as usize].new_level = level;
             for &f in &self.flows_on[s as usize] {
                 if sc.fflags(f) & F_FROZEN != 0 {
                     continue;
@@ -110,20 +170,21 @@ impl FlowSystem {
                     if t == s || !self.capacity[t as usize].is_finite() {
                         continue;
                     }
-                    let t_ = t as usize;
-                    sc.residual[t_] -= rate;
-                    sc.unfrozen[t_] -= 1;
-                    if sc.unfrozen[t_] == 0 {
-                        sc.cand.remove(t);
-                    } else {
-                        let c = (sc.residual[t_] / f64::from(sc.unfrozen[t_])).max(current);
-                        sc.cand.set(t, (c, u64::from(t)));
+                    let e = &mut sc.stage[t as usize];
+                    e.residual -= rate;
+                    e.unfrozen -= 1;
+                    if e.unfrozen > 0 {
+                        e.cand = (e.residual / f64::from(e.unfrozen)).max(current);
+                        if e.cand < e.low {
+                            e.low = e.cand;
+                            sc.marks.push(Reverse(Mark::new(e.cand, MarkKind::Fill, t)));
+                        }
                     }
                 }
             }
         }
         for &s in &sc.stages {
-            self.level[s as usize] = sc.new_level[s as usize];
+            self.level[s as usize] = sc.stage[s as usize].new_level;
         }
     }
 }

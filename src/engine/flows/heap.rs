@@ -1,10 +1,9 @@
 //! An indexed binary min-heap: items are dense `u32` ids, each present at most
-//! once, with a key that can be raised or lowered in place.
+//! once, with a key that can be raised or lowered in place (the flows' ends).
 //!
-//! Architecture invariant: keys are ordered by `(f64::total_cmp, u64)`, so the
-//! order is total and deterministic; no key is NaN.
-
-use std::cmp::Ordering;
+//! Architecture invariant: keys are ordered by `(f64, u64)`, lexicographically;
+//! no key is NaN, so the order is total and deterministic (and agrees with
+//! `f64::total_cmp` but for −0 = +0, which no time or level is).
 
 const ABSENT: u32 = u32::MAX;
 
@@ -12,11 +11,7 @@ const ABSENT: u32 = u32::MAX;
 pub(super) type Key = (f64, u64);
 
 fn less(a: Key, b: Key) -> bool {
-    match a.0.total_cmp(&b.0) {
-        Ordering::Less => true,
-        Ordering::Greater => false,
-        Ordering::Equal => a.1 < b.1,
-    }
+    a.0 < b.0 || (a.0 == b.0 && a.1 < b.1)
 }
 
 /// The heap. `pos[item]` is the item's place in `heap`, or `ABSENT`.
@@ -36,17 +31,9 @@ impl IndexedHeap {
         }
     }
 
-    pub(super) fn contains(&self, item: u32) -> bool {
-        self.pos.get(item as usize).is_some_and(|&p| p != ABSENT)
-    }
-
-    /// The key of a present item.
-    pub(super) fn key(&self, item: u32) -> Key {
-        self.keys[item as usize]
-    }
-
     /// Inserts `item`, or moves it to its new `key`.
     pub(super) fn set(&mut self, item: u32, key: Key) {
+        debug_assert!(!key.0.is_nan(), "a heap key is not NaN");
         self.grow(item as usize + 1);
         let i = item as usize;
         if self.pos[i] == ABSENT {
@@ -91,18 +78,11 @@ impl IndexedHeap {
     }
 
     /// Removes and returns the least item and its key.
+    #[cfg(test)]
     pub(super) fn pop(&mut self) -> Option<(u32, Key)> {
         let top = self.peek()?;
         self.remove(top.0);
         Some(top)
-    }
-
-    /// Empties the heap, keeping its buffers.
-    pub(super) fn clear(&mut self) {
-        for &it in &self.heap {
-            self.pos[it as usize] = ABSENT;
-        }
-        self.heap.clear();
     }
 
     fn swap(&mut self, a: usize, b: usize) {

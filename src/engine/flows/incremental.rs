@@ -40,99 +40,131 @@
 //! not spread through the cluster as rate changes.
 
 use super::{
-    F_FROZEN, F_TOUCHED, FlowSystem, Mark, MarkKind, NONE, S_FILLED, S_REPLAY_SCHEDULED,
-    S_REPLAYED, S_VISITED, TOL, same_level,
+    F_FROZEN, F_TOUCHED, Flow, FlowSystem, Mark, MarkKind, NONE, S_FILLED, S_REPLAY_SCHEDULED,
+    S_REPLAYED, S_VISITED, Scratch, TOL, same_level,
 };
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 
 impl FlowSystem {
     /// Updates the `maxmin` rates after the starts and finishes since the
     /// last solve (their seeds are in `self.seeds` and `self.started`).
+    /// Stages a component filling already visited in this solve are left
+    /// alone, and so are started flows on infinite stages only (the caller
+    /// gives them rate ∞ first).
     pub(super) fn solve_incremental(&mut self) {
-        for k in 0..self.seeds.len() {
-            let (stage, level) = self.seeds[k];
-            self.push_mark(level, MarkKind::Seed, stage);
+        self.scratch.stages.clear();
+        let mut walk = Walk {
+            capacity: &self.capacity,
+            flows_on: &self.flows_on,
+            flows: &self.flows,
+            level: &self.level,
+            sc: &mut self.scratch,
+        };
+        for &(stage, level) in &self.seeds {
+            walk.push_mark(level, MarkKind::Seed, stage);
         }
-        for k in 0..self.started.len() {
-            let id = self.started[k];
-            if !self.is_live(id) {
+        for &id in &self.started {
+            let Some(&f) = self.handles.get(id) else {
                 continue;
-            }
-            let f = id.index;
-            self.scratch.set_fflag(f, F_TOUCHED);
-            let stages = &self.flows[f as usize].stages;
+            };
+            walk.sc.set_fflag(f, F_TOUCHED);
+            let stages = &walk.flows[f as usize].stages;
             let from = stages
                 .iter()
-                .map(|&s| self.capacity[s as usize] / self.flows_on[s as usize].len() as f64)
+                .map(|&s| walk.capacity[s as usize] / walk.flows_on[s as usize].len() as f64)
                 .fold(f64::INFINITY, f64::min);
-            for j in 0..stages.len() {
-                let s = self.flows[f as usize].stages[j];
-                if self.is_finite(s) {
-                    self.push_mark(from, MarkKind::Seed, s);
+            for &s in stages {
+                if walk.capacity[s as usize].is_finite() {
+                    walk.push_mark(from, MarkKind::Seed, s);
                 }
             }
         }
-        self.solve_unbounded_starts();
-
-        let mut current = 0.0_f64;
-        while let Some(event) = self.next_event() {
-            match event {
-                Event::Fill(s, level) => current = self.fill(s, level, current),
-                Event::Mark(Mark { level, kind, stage }) => {
-                    current = current.max(level);
-                    match kind {
-                        MarkKind::Seed => self.make_dirty(stage, current),
-                        MarkKind::Replay => self.replay(stage, current),
-                        MarkKind::Release => current = self.release(stage, current),
-                    }
-                }
-            }
-        }
-        for k in 0..self.scratch.stages.len() {
-            let s = self.scratch.stages[k];
-            self.level[s as usize] = if self.scratch.sflags(s) & S_FILLED != 0 {
-                self.scratch.new_level[s as usize]
+        walk.run();
+        let sc = &self.scratch;
+        for &s in &sc.stages {
+            self.level[s as usize] = if sc.sflags(s) & S_FILLED != 0 {
+                sc.stage[s as usize].new_level
             } else {
                 f64::INFINITY
             };
         }
     }
+}
 
-    fn push_mark(&mut self, level: f64, kind: MarkKind, stage: u32) {
-        self.scratch
-            .marks
-            .push(Reverse(Mark { level, kind, stage }));
+/// The walk's view of the system: what it reads (the incidence arrays, the
+/// flows' old rates and the stages' old levels) and the scratch it writes.
+struct Walk<'a> {
+    capacity: &'a [f64],
+    flows_on: &'a [Vec<u32>],
+    flows: &'a [Flow],
+    level: &'a [f64],
+    sc: &'a mut Scratch,
+}
+
+impl Walk<'_> {
+    fn is_finite(&self, s: u32) -> bool {
+        self.capacity[s as usize].is_finite()
     }
 
-    /// Pops the next event: the least level; at one level a seed, then a
-    /// fill, then the other marks.
-    fn next_event(&mut self) -> Option<Event> {
-        let sc = &mut self.scratch;
-        let fill = sc.cand.peek();
-        let mark = sc.marks.peek().map(|m| m.0);
-        let take_fill = match (fill, mark) {
-            (None, None) => return None,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (Some((_, (level, _))), Some(m)) => match level.total_cmp(&m.level) {
-                Ordering::Less => true,
-                Ordering::Greater => false,
-                Ordering::Equal => m.kind != MarkKind::Seed,
-            },
-        };
-        if take_fill {
-            let (s, (level, _)) = sc.cand.pop()?;
-            Some(Event::Fill(s, level))
-        } else {
-            sc.marks.pop().map(|m| Event::Mark(m.0))
+    fn push_mark(&mut self, level: f64, kind: MarkKind, stage: u32) {
+        self.sc.marks.push(Reverse(Mark::new(level, kind, stage)));
+    }
+
+    /// Walks the levels upwards until no stage is left to fill or replay.
+    fn run(&mut self) {
+        let mut current = 0.0_f64;
+        while let Some(Reverse(mark)) = self.sc.marks.pop() {
+            let (level, stage) = (mark.level(), mark.stage());
+            match mark.kind() {
+                MarkKind::Fill => {
+                    if let Some(level) = self.due_fill(stage, level) {
+                        current = self.fill(stage, level, current);
+                    }
+                }
+                MarkKind::Seed => {
+                    current = current.max(level);
+                    self.make_dirty(stage, current);
+                }
+                MarkKind::Replay => {
+                    current = current.max(level);
+                    self.replay(stage, current);
+                }
+                MarkKind::Release => {
+                    current = current.max(level);
+                    current = self.release(stage, current);
+                }
+            }
         }
+    }
+
+    /// A fill mark of `s` at `level` pops: the level to fill at if the mark
+    /// is `s`'s candidate, else `None` (a mark below a candidate that rose
+    /// since is pushed again at the candidate; one above a candidate that
+    /// dropped, or of a stage filled or with nothing left to freeze, goes).
+    /// So fills pop in the order of an indexed heap of candidates, without
+    /// a heap update per freeze.
+    fn due_fill(&mut self, s: u32, level: f64) -> Option<f64> {
+        if self.sc.sflags(s) & S_FILLED != 0 {
+            return None;
+        }
+        let e = &mut self.sc.stage[s as usize];
+        if e.unfrozen == 0 || level > e.cand {
+            return None;
+        }
+        if level == e.cand {
+            return Some(level);
+        }
+        let cand = e.cand;
+        e.low = cand;
+        self.push_mark(cand, MarkKind::Fill, s);
+        None
     }
 
     /// Stage `s` becomes dirty at `current`: its residual and unfrozen count
     /// are taken from the flows on it, its rising untouched flows' old
     /// stages are scheduled to replay, and its own old level to release.
     fn make_dirty(&mut self, s: u32, current: f64) {
-        let flags = self.scratch.sflags(s);
+        let flags = self.sc.sflags(s);
         if flags & S_VISITED != 0 {
             return;
         }
@@ -140,22 +172,29 @@ impl FlowSystem {
             // Every flow of a replayed stage is frozen: nothing can change it.
             return;
         }
-        self.scratch.set_sflag(s, S_VISITED);
-        self.scratch.stages.push(s);
+        self.sc.set_sflag(s, S_VISITED);
+        self.sc.stages.push(s);
+        let (flows, flows_on, level) = (self.flows, self.flows_on, self.level);
         let mut residual = self.capacity[s as usize];
         let mut unfrozen = 0u32;
         let mut releasing = false;
-        for j in 0..self.flows_on[s as usize].len() {
-            let f = self.flows_on[s as usize][j];
-            let ff = self.scratch.fflags(f);
+        for &f in &flows_on[s as usize] {
+            let ff = self.sc.fflags(f);
             if ff & F_FROZEN != 0 {
-                residual -= self.scratch.new_rate[f as usize];
+                residual -= self.sc.new_rate(f);
             } else if ff & F_TOUCHED != 0 {
                 unfrozen += 1;
             } else {
-                let flow = &self.flows[f as usize];
+                let flow = &flows[f as usize];
                 let (rate, b) = (flow.rate, flow.froze_at);
-                let b_clean = b != NONE && self.scratch.sflags(b) & S_VISITED == 0;
+                if let Some(at) = self.replayed_at(flow) {
+                    // A replay froze it at its old rate; it had no dirty
+                    // stage then, so nothing else needs telling.
+                    self.freeze(f, rate, at, s, current);
+                    residual -= rate;
+                    continue;
+                }
+                let b_clean = b != NONE && self.sc.sflags(b) & S_VISITED == 0;
                 if rate < current && !same_level(rate, current) && b_clean {
                     // It froze at b below this level, as before (a rate that
                     // ties the level may yet be met by a seed at it).
@@ -168,11 +207,10 @@ impl FlowSystem {
                     // then, and a released flow makes the stage dirty).
                     unfrozen += 1;
                     releasing |= b == s;
-                    for k in 0..self.flows[f as usize].stages.len() {
-                        let t = self.flows[f as usize].stages[k];
+                    for &t in &flow.stages {
                         if t != s
-                            && self.scratch.sflags(t) & S_VISITED == 0
-                            && (t == b || same_level(self.level[t as usize], rate))
+                            && self.sc.sflags(t) & S_VISITED == 0
+                            && (t == b || same_level(level[t as usize], rate))
                         {
                             self.schedule_replay(t, current);
                         }
@@ -180,9 +218,11 @@ impl FlowSystem {
                 }
             }
         }
-        self.scratch.residual[s as usize] = residual;
-        self.scratch.unfrozen[s as usize] = unfrozen;
-        let old = self.level[s as usize];
+        let e = &mut self.sc.stage[s as usize];
+        e.residual = residual;
+        e.unfrozen = unfrozen;
+        e.low = f64::INFINITY;
+        let old = level[s as usize];
         if releasing && old.is_finite() {
             self.push_mark(old.max(current), MarkKind::Release, s);
         }
@@ -190,43 +230,47 @@ impl FlowSystem {
     }
 
     fn schedule_replay(&mut self, b: u32, current: f64) {
-        if self.scratch.sflags(b) & S_REPLAY_SCHEDULED != 0 {
+        if self.sc.sflags(b) & S_REPLAY_SCHEDULED != 0 {
             return;
         }
-        self.scratch.set_sflag(b, S_REPLAY_SCHEDULED);
+        self.sc.set_sflag(b, S_REPLAY_SCHEDULED);
         let level = self.level[b as usize];
         if level.is_finite() {
             self.push_mark(level.max(current), MarkKind::Replay, b);
         }
     }
 
+    /// Dirty stage `t`'s residual or unfrozen count changed: its candidate
+    /// level is recomputed, and marked if it dropped below its marks.
     fn update_candidate(&mut self, t: u32, current: f64) {
-        let sc = &mut self.scratch;
-        let u = sc.unfrozen[t as usize];
-        if u == 0 {
-            sc.cand.remove(t);
-        } else {
-            let level = (sc.residual[t as usize] / f64::from(u)).max(current);
-            sc.cand.set(t, (level, u64::from(t)));
+        let e = &mut self.sc.stage[t as usize];
+        if e.unfrozen == 0 {
+            return;
+        }
+        let level = (e.residual / f64::from(e.unfrozen)).max(current);
+        e.cand = level;
+        if level < e.low {
+            e.low = level;
+            self.push_mark(level, MarkKind::Fill, t);
         }
     }
 
     /// Freezes flow `f` at `rate` (frozen by stage `at`), updating every
     /// dirty stage of it but `except`; candidates are clamped to `current`.
     fn freeze(&mut self, f: u32, rate: f64, at: u32, except: u32, current: f64) {
-        self.scratch.set_fflag(f, F_FROZEN);
-        self.scratch.set_rate(f, rate, at);
-        for j in 0..self.flows[f as usize].stages.len() {
-            let t = self.flows[f as usize].stages[j];
-            if t == except || self.scratch.sflags(t) & S_VISITED == 0 {
+        self.sc.set_fflag(f, F_FROZEN);
+        self.sc.set_rate(f, rate, at);
+        for &t in &self.flows[f as usize].stages {
+            if t == except || self.sc.sflags(t) & S_VISITED == 0 {
                 continue;
             }
             debug_assert!(
-                self.scratch.sflags(t) & S_FILLED == 0,
+                self.sc.sflags(t) & S_FILLED == 0,
                 "a filled stage has no rising flow"
             );
-            self.scratch.residual[t as usize] -= rate;
-            self.scratch.unfrozen[t as usize] -= 1;
+            let e = &mut self.sc.stage[t as usize];
+            e.residual -= rate;
+            e.unfrozen -= 1;
             self.update_candidate(t, current);
         }
     }
@@ -242,16 +286,15 @@ impl FlowSystem {
             level = current;
         }
         let current = current.max(level);
-        self.scratch.cand.remove(s);
-        self.scratch.set_sflag(s, S_FILLED);
-        self.scratch.new_level[s as usize] = level;
-        for j in 0..self.flows_on[s as usize].len() {
-            let f = self.flows_on[s as usize][j];
-            let ff = self.scratch.fflags(f);
+        self.sc.set_sflag(s, S_FILLED);
+        self.sc.stage[s as usize].new_level = level;
+        let flows = self.flows;
+        for &f in &self.flows_on[s as usize] {
+            let ff = self.sc.fflags(f);
             if ff & F_FROZEN != 0 {
                 continue;
             }
-            let old_rate = self.flows[f as usize].rate;
+            let old_rate = flows[f as usize].rate;
             let rate = if same_level(level, old_rate) {
                 old_rate
             } else {
@@ -259,9 +302,8 @@ impl FlowSystem {
             };
             self.freeze(f, rate, s, s, current);
             if ff & F_TOUCHED == 0 && rate != old_rate {
-                self.scratch.set_fflag(f, F_TOUCHED);
-                for k in 0..self.flows[f as usize].stages.len() {
-                    let t = self.flows[f as usize].stages[k];
+                self.sc.set_fflag(f, F_TOUCHED);
+                for &t in &flows[f as usize].stages {
                     if t != s && self.is_finite(t) {
                         self.make_dirty(t, current);
                     }
@@ -274,51 +316,72 @@ impl FlowSystem {
     /// Clean stage `b` reaches its old level: nothing on it changed below
     /// that level, so it is full there again, and every flow on it not yet
     /// frozen freezes at its old rate (the level, or lower for a flow whose
-    /// own stage froze it before and no dirty stage has met yet).
+    /// own stage froze it before and no dirty stage has met yet). Only the
+    /// flows with a dirty stage are frozen now; the others are frozen by
+    /// the first dirty stage that meets them ([`Walk::replayed_at`]).
     fn replay(&mut self, b: u32, current: f64) {
-        if self.scratch.sflags(b) & (S_VISITED | S_REPLAYED) != 0 {
+        if self.sc.sflags(b) & (S_VISITED | S_REPLAYED) != 0 {
             return;
         }
-        self.scratch.set_sflag(b, S_REPLAYED);
-        let level = self.level[b as usize];
-        for j in 0..self.flows_on[b as usize].len() {
-            let f = self.flows_on[b as usize][j];
-            let ff = self.scratch.fflags(f);
+        self.sc.set_sflag(b, S_REPLAYED);
+        let flows = self.flows;
+        for &f in &self.flows_on[b as usize] {
+            let ff = self.sc.fflags(f);
             if ff & F_FROZEN != 0 {
                 continue;
             }
             debug_assert!(ff & F_TOUCHED == 0, "a changed flow's stages are dirty");
-            let flow = &self.flows[f as usize];
-            let at = if same_level(flow.rate, level) {
-                b
-            } else {
-                flow.froze_at
-            };
-            self.freeze(f, flow.rate, at, NONE, current);
+            let flow = &flows[f as usize];
+            if flow
+                .stages
+                .iter()
+                .any(|&t| t != b && self.sc.sflags(t) & S_VISITED != 0)
+            {
+                let at = self.replay_froze_at(flow, b);
+                self.freeze(f, flow.rate, at, NONE, current);
+            }
         }
+    }
+
+    /// The stage a replay of `b` records as freezing `flow`: `b` if the
+    /// flow's old rate is `b`'s level, else the stage that froze it before.
+    fn replay_froze_at(&self, flow: &Flow, b: u32) -> u32 {
+        if same_level(flow.rate, self.level[b as usize]) {
+            b
+        } else {
+            flow.froze_at
+        }
+    }
+
+    /// If a stage of `flow` (untouched, not frozen in this solve) has been
+    /// replayed, the flow froze there at its old rate: the stage to record
+    /// as freezing it.
+    fn replayed_at(&self, flow: &Flow) -> Option<u32> {
+        let b = *flow
+            .stages
+            .iter()
+            .find(|&&t| self.sc.sflags(t) & S_REPLAYED != 0)?;
+        Some(self.replay_froze_at(flow, b))
     }
 
     /// Dirty stage `d` reaches its old level without filling: the flows that
     /// froze there rise on. Returns the new current level.
     fn release(&mut self, d: u32, current: f64) -> f64 {
-        if self.scratch.sflags(d) & S_FILLED != 0 {
+        if self.sc.sflags(d) & S_FILLED != 0 {
             return current;
         }
-        if self.scratch.cand.contains(d) {
-            let (candidate, _) = self.scratch.cand.key(d);
-            if candidate <= self.level[d as usize] * (1.0 + TOL) {
-                return self.fill(d, candidate, current);
-            }
+        let e = self.sc.stage[d as usize];
+        if e.unfrozen > 0 && e.cand <= self.level[d as usize] * (1.0 + TOL) {
+            return self.fill(d, e.cand, current);
         }
-        for j in 0..self.flows_on[d as usize].len() {
-            let f = self.flows_on[d as usize][j];
-            let ff = self.scratch.fflags(f);
-            if ff & (F_FROZEN | F_TOUCHED) != 0 || self.flows[f as usize].froze_at != d {
+        let flows = self.flows;
+        for &f in &self.flows_on[d as usize] {
+            let ff = self.sc.fflags(f);
+            if ff & (F_FROZEN | F_TOUCHED) != 0 || flows[f as usize].froze_at != d {
                 continue;
             }
-            self.scratch.set_fflag(f, F_TOUCHED);
-            for k in 0..self.flows[f as usize].stages.len() {
-                let t = self.flows[f as usize].stages[k];
+            self.sc.set_fflag(f, F_TOUCHED);
+            for &t in &flows[f as usize].stages {
                 if t != d && self.is_finite(t) {
                     self.make_dirty(t, current);
                 }
@@ -326,11 +389,4 @@ impl FlowSystem {
         }
         current
     }
-}
-
-/// The next step of the walk.
-#[derive(Debug)]
-enum Event {
-    Fill(u32, f64),
-    Mark(Mark),
 }

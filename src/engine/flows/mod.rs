@@ -15,10 +15,16 @@
 //!   stages are all `ps(inf)` has rate ∞ and ends at once;
 //! * every `bottleneck` rate is `min over s of φ_s / n_s`, at or below the
 //!   `maxmin` rate of the same flow;
-//! * the incremental `maxmin` update equals a full progressive filling;
+//! * the incremental `maxmin` update equals a full progressive filling, and
+//!   [`MaxMinSolver::BySize`] (the default) may switch between them at any
+//!   solve: each leaves the bookkeeping (`level`, `froze_at`) the other
+//!   starts from;
 //! * `flows_on[s][flow.pos[k]] == flow` for `s = flow.stages[k]` (back-index);
 //! * every flow of positive rate is in the end heap, keyed by (end, start
-//!   order); no other is.
+//!   order); no other is;
+//! * a [`FlowId`] is a slotmap key naming one flow for its life; inside, a
+//!   flow is a dense slot (`u32`) that the incidence arrays, heaps and
+//!   scratch index, reused after it finishes.
 //!
 //! Architecture invariant: this module knows stage indices and capacities,
 //! nothing of the IR beyond [`Share`], nothing of sessions or events; the
@@ -39,6 +45,7 @@ mod tests;
 
 use crate::ir::Share;
 use heap::IndexedHeap;
+use slotmap::{SlotMap, new_key_type};
 use smallvec::SmallVec;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -54,12 +61,10 @@ fn same_level(a: f64, b: f64) -> bool {
     a == b || (a - b).abs() <= TOL * a.abs().max(b.abs())
 }
 
-/// A stable handle to a flow: a slot index and the slot's generation, so a
-/// handle to a finished flow never names the flow that reuses its slot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FlowId {
-    index: u32,
-    generation: u32,
+new_key_type! {
+    /// A stable handle to a flow (a slotmap key), so a handle to a finished
+    /// flow never names the flow that reuses its slot.
+    pub struct FlowId;
 }
 
 /// How `maxmin` rates are recomputed; `bottleneck` ignores it.
@@ -70,13 +75,30 @@ pub enum MaxMinSolver {
     Incremental,
     /// Progressive filling of every connected component a change touches.
     Components,
+    /// Progressive filling of a touched component of at most `limit` stages,
+    /// the incremental replay of a larger one: a full filling of a handful
+    /// of stages costs less than the replay's bookkeeping, and the replay
+    /// visits a few of a large component's stages where the filling visits
+    /// all of them.
+    BySize {
+        /// The most stages of a component that is filled in full.
+        limit: u32,
+    },
 }
+
+/// The default `limit` of [`MaxMinSolver::BySize`]: `cargo bench --bench
+/// flows` measures the full filling and the replay on small systems.
+pub const FILL_LIMIT: u32 = 16;
+
+/// For how many solves a [`MaxMinSolver::BySize`] probe that found a large
+/// component is believed.
+const LARGE_HOLD: u32 = 1024;
 
 /// One flow slot.
 #[derive(Clone, Debug, Default)]
 struct Flow {
-    generation: u32,
-    is_live: bool,
+    /// The handle of the flow in this slot.
+    id: FlowId,
     stages: SmallVec<[u32; 2]>,
     /// `pos[k]`: this flow's index in `flows_on[stages[k]]`.
     pos: SmallVec<[u32; 2]>,
@@ -107,12 +129,37 @@ impl Flow {
     }
 }
 
-/// An event of the incremental update other than a stage's fill.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Mark {
-    level: f64,
-    kind: MarkKind,
-    stage: u32,
+/// An event of the incremental update other than a stage's fill, packed
+/// into one integer whose order is the walk's: level, then kind, then
+/// stage. A level is ≥ +0, and the bits of non-negative floats order as
+/// the floats do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Mark(u128);
+
+impl Mark {
+    fn new(level: f64, kind: MarkKind, stage: u32) -> Mark {
+        debug_assert!(level >= 0.0, "a level is not negative");
+        // `+ 0.0` turns a −0 into +0, whose bits order below every level.
+        let bits = (level + 0.0).to_bits();
+        Mark(u128::from(bits) << 64 | (kind as u128) << 32 | u128::from(stage))
+    }
+
+    fn level(self) -> f64 {
+        f64::from_bits((self.0 >> 64) as u64)
+    }
+
+    fn kind(self) -> MarkKind {
+        match (self.0 >> 32) as u8 {
+            0 => MarkKind::Seed,
+            1 => MarkKind::Fill,
+            2 => MarkKind::Replay,
+            _ => MarkKind::Release,
+        }
+    }
+
+    fn stage(self) -> u32 {
+        self.0 as u32
+    }
 }
 
 /// At one level: seeds before fills, fills before replays, replays before
@@ -120,44 +167,54 @@ struct Mark {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum MarkKind {
     Seed = 0,
+    Fill = 1,
     Replay = 2,
     Release = 3,
 }
 
-impl Eq for Mark {}
-impl PartialOrd for Mark {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Mark {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.level
-            .total_cmp(&other.level)
-            .then(self.kind.cmp(&other.kind))
-            .then(self.stage.cmp(&other.stage))
-    }
+/// A stage's entry in the scratch of one solve, valid when its epoch is the
+/// solve's: the fields a filling reads together, in one place.
+#[derive(Clone, Copy, Debug, Default)]
+struct StageScratch {
+    epoch: u32,
+    flags: u8,
+    /// Flows on it not yet frozen in this solve.
+    unfrozen: u32,
+    /// φ minus the rates of its frozen flows.
+    residual: f64,
+    new_level: f64,
+    /// The level it would fill at next, `residual / unfrozen` clamped to the
+    /// level current when that last changed.
+    cand: f64,
+    /// The least `cand` of a fill mark pushed for it (∞ for none); a `cand`
+    /// that drops below gets a new mark.
+    low: f64,
 }
 
-/// Buffers of one solve, reused; per-stage and per-flow entries are valid
-/// only when their epoch is the current one.
+/// A flow's entry in the scratch of one solve, valid when its epoch is the
+/// solve's.
+#[derive(Clone, Copy, Debug, Default)]
+struct FlowScratch {
+    epoch: u32,
+    flags: u8,
+    new_froze_at: u32,
+    new_rate: f64,
+}
+
+/// Buffers of one solve, reused.
 #[derive(Clone, Debug, Default)]
 struct Scratch {
     epoch: u32,
-    stage_epoch: Vec<u32>,
-    stage_flags: Vec<u8>,
-    residual: Vec<f64>,
-    unfrozen: Vec<u32>,
-    new_level: Vec<f64>,
-    flow_epoch: Vec<u32>,
-    flow_flags: Vec<u8>,
-    new_rate: Vec<f64>,
-    new_froze_at: Vec<u32>,
+    /// Stages whose flags this solve set: the stages it visited.
+    visited: u32,
+    stage: Vec<StageScratch>,
+    flow: Vec<FlowScratch>,
     /// Stages visited by this solve, in visiting order.
     stages: Vec<u32>,
     /// Flows whose new rate is set, in order.
     flows: Vec<u32>,
-    cand: IndexedHeap,
+    /// The events of a filling or of the incremental walk, fills among
+    /// them.
     marks: BinaryHeap<Reverse<Mark>>,
 }
 
@@ -166,6 +223,9 @@ const S_VISITED: u8 = 1;
 const S_FILLED: u8 = 2;
 const S_REPLAY_SCHEDULED: u8 = 4;
 const S_REPLAYED: u8 = 8;
+/// Met by a probe of [`MaxMinSolver::BySize`] in a component larger than
+/// its limit.
+const S_LARGE: u8 = 16;
 // Flow flags.
 const F_SEEN: u8 = 1;
 const F_FROZEN: u8 = 2;
@@ -175,72 +235,68 @@ impl Scratch {
     fn begin(&mut self, n_stages: usize, n_slots: usize) {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
-            self.stage_epoch.iter_mut().for_each(|e| *e = 0);
-            self.flow_epoch.iter_mut().for_each(|e| *e = 0);
+            self.stage.iter_mut().for_each(|e| e.epoch = 0);
+            self.flow.iter_mut().for_each(|e| e.epoch = 0);
             self.epoch = 1;
         }
-        if self.stage_epoch.len() < n_stages {
-            self.stage_epoch.resize(n_stages, 0);
-            self.stage_flags.resize(n_stages, 0);
-            self.residual.resize(n_stages, 0.0);
-            self.unfrozen.resize(n_stages, 0);
-            self.new_level.resize(n_stages, f64::INFINITY);
-            self.cand.grow(n_stages);
+        if self.stage.len() < n_stages {
+            self.stage.resize(n_stages, StageScratch::default());
         }
-        if self.flow_epoch.len() < n_slots {
-            self.flow_epoch.resize(n_slots, 0);
-            self.flow_flags.resize(n_slots, 0);
-            self.new_rate.resize(n_slots, 0.0);
-            self.new_froze_at.resize(n_slots, NONE);
+        if self.flow.len() < n_slots {
+            self.flow.resize(n_slots, FlowScratch::default());
         }
+        self.visited = 0;
         self.stages.clear();
         self.flows.clear();
-        self.cand.clear();
         self.marks.clear();
     }
 
     fn sflags(&self, s: u32) -> u8 {
-        if self.stage_epoch[s as usize] == self.epoch {
-            self.stage_flags[s as usize]
-        } else {
-            0
-        }
+        let e = &self.stage[s as usize];
+        if e.epoch == self.epoch { e.flags } else { 0 }
     }
 
     fn set_sflag(&mut self, s: u32, flag: u8) {
-        let i = s as usize;
-        if self.stage_epoch[i] != self.epoch {
-            self.stage_epoch[i] = self.epoch;
-            self.stage_flags[i] = 0;
+        let e = &mut self.stage[s as usize];
+        if e.epoch != self.epoch {
+            e.epoch = self.epoch;
+            e.flags = 0;
+            self.visited += 1;
         }
-        self.stage_flags[i] |= flag;
+        e.flags |= flag;
     }
 
     fn fflags(&self, f: u32) -> u8 {
-        if self.flow_epoch[f as usize] == self.epoch {
-            self.flow_flags[f as usize]
-        } else {
-            0
-        }
+        let e = &self.flow[f as usize];
+        if e.epoch == self.epoch { e.flags } else { 0 }
     }
 
     fn set_fflag(&mut self, f: u32, flag: u8) {
-        let i = f as usize;
-        if self.flow_epoch[i] != self.epoch {
-            self.flow_epoch[i] = self.epoch;
-            self.flow_flags[i] = 0;
+        let e = &mut self.flow[f as usize];
+        if e.epoch != self.epoch {
+            e.epoch = self.epoch;
+            e.flags = 0;
         }
-        self.flow_flags[i] |= flag;
+        e.flags |= flag;
     }
 
-    /// Records `f`'s new rate (once per solve).
+    /// Records `f`'s new rate (listed once per solve).
     fn set_rate(&mut self, f: u32, rate: f64, froze_at: u32) {
-        if self.fflags(f) & F_SEEN == 0 {
+        let e = &mut self.flow[f as usize];
+        if e.epoch != self.epoch {
+            e.epoch = self.epoch;
+            e.flags = 0;
+        }
+        if e.flags & F_SEEN == 0 {
+            e.flags |= F_SEEN;
             self.flows.push(f);
         }
-        self.set_fflag(f, F_SEEN);
-        self.new_rate[f as usize] = rate;
-        self.new_froze_at[f as usize] = froze_at;
+        e.new_rate = rate;
+        e.new_froze_at = froze_at;
+    }
+
+    fn new_rate(&self, f: u32) -> f64 {
+        self.flow[f as usize].new_rate
     }
 }
 
@@ -250,12 +306,14 @@ pub struct FlowSystem {
     policy: Share,
     solver: MaxMinSolver,
     capacity: Vec<f64>,
-    /// Incidence: the flows (slot indices) on each stage.
+    /// Incidence: the flows (slots) on each stage.
     flows_on: Vec<Vec<u32>>,
     /// `maxmin`: the level at which each stage filled (∞ if it froze no flow).
     level: Vec<f64>,
     /// Σ rates of the flows on each stage.
     load: Vec<f64>,
+    /// Live flows' handles, each naming its slot.
+    handles: SlotMap<FlowId, u32>,
     flows: Vec<Flow>,
     free: Vec<u32>,
     next_order: u64,
@@ -270,6 +328,13 @@ pub struct FlowSystem {
     load_pending: Vec<u32>,
     is_load_pending: Vec<bool>,
     changed: Vec<u32>,
+    /// Solves so far.
+    solves: u32,
+    /// [`MaxMinSolver::BySize`]: until which solve a stage counts as part of
+    /// a component larger than the limit, without a probe (a probe costs as
+    /// much as a small replay; a component grows and splits slowly, and a
+    /// stale answer costs time, never exactness).
+    large_until: Vec<u32>,
     scratch: Scratch,
 }
 
@@ -277,7 +342,7 @@ impl FlowSystem {
     /// A system over stages `0..capacity.len()`; `capacity[s]` is φ of stage
     /// `s` (only the shared ones are used; `f64::INFINITY` allowed).
     pub fn new(capacity: Vec<f64>, policy: Share) -> Self {
-        Self::with_solver(capacity, policy, MaxMinSolver::Incremental)
+        Self::with_solver(capacity, policy, MaxMinSolver::BySize { limit: FILL_LIMIT })
     }
 
     /// As [`FlowSystem::new`], choosing how `maxmin` rates are recomputed.
@@ -294,6 +359,7 @@ impl FlowSystem {
             flows_on: vec![Vec::new(); n],
             level: vec![f64::INFINITY; n],
             load: vec![0.0; n],
+            handles: SlotMap::with_key(),
             flows: Vec::new(),
             free: Vec::new(),
             next_order: 0,
@@ -303,8 +369,16 @@ impl FlowSystem {
             load_pending: Vec::new(),
             is_load_pending: vec![false; n],
             changed: Vec::new(),
+            solves: 0,
+            large_until: vec![0; n],
             scratch: Scratch::default(),
         }
+    }
+
+    /// Changes how `maxmin` rates are recomputed from the next solve on;
+    /// every method leaves the bookkeeping the others start from.
+    pub fn set_solver(&mut self, solver: MaxMinSolver) {
+        self.solver = solver;
     }
 
     /// The sharing policy.
@@ -325,6 +399,7 @@ impl FlowSystem {
                 (self.flows.len() - 1) as u32
             }
         };
+        let id = self.handles.insert(index);
         let mut pos = std::mem::take(&mut self.flows[index as usize].pos);
         pos.clear();
         for &s in stages {
@@ -335,7 +410,7 @@ impl FlowSystem {
         let order = self.next_order;
         self.next_order += 1;
         let flow = &mut self.flows[index as usize];
-        flow.is_live = true;
+        flow.id = id;
         flow.stages.clear();
         flow.stages.extend_from_slice(stages);
         flow.pos = pos;
@@ -347,10 +422,6 @@ impl FlowSystem {
         flow.order = order;
         flow.owner = owner;
         flow.froze_at = NONE;
-        let id = FlowId {
-            index,
-            generation: flow.generation,
-        };
         self.started.push(id);
         id
     }
@@ -363,6 +434,7 @@ impl FlowSystem {
     pub fn finish(&mut self, now: f64, id: FlowId) -> (u64, f64) {
         let _ = now;
         let index = self.check(id);
+        self.handles.remove(id);
         let flow = std::mem::take(&mut self.flows[index as usize].stages);
         let pos = std::mem::take(&mut self.flows[index as usize].pos);
         let rate = self.flows[index as usize].rate;
@@ -390,8 +462,6 @@ impl FlowSystem {
         f.pos = pos;
         f.stages.clear();
         f.pos.clear();
-        f.is_live = false;
-        f.generation = f.generation.wrapping_add(1);
         self.free.push(index);
         (f.owner, f.start)
     }
@@ -399,12 +469,27 @@ impl FlowSystem {
     /// Re-solves the rates after the starts and finishes since the last
     /// solve, at `now`: flows whose rate changes are advanced to `now` first.
     pub fn solve(&mut self, now: f64) {
+        self.solves = self.solves.wrapping_add(1);
+        if self.solves == 0 {
+            self.large_until.iter_mut().for_each(|u| *u = 0);
+            self.solves = 1;
+        }
         self.scratch.begin(self.capacity.len(), self.flows.len());
         let touched = self.load_pending.len();
         match (self.policy, self.solver) {
             (Share::Bottleneck, _) => self.solve_bottleneck(touched),
-            (Share::MaxMin, MaxMinSolver::Components) => self.solve_components(touched),
-            (Share::MaxMin, MaxMinSolver::Incremental) => self.solve_incremental(),
+            (Share::MaxMin, MaxMinSolver::Components) => {
+                self.solve_components(touched, None);
+            }
+            (Share::MaxMin, MaxMinSolver::Incremental) => {
+                self.solve_unbounded_starts();
+                self.solve_incremental();
+            }
+            (Share::MaxMin, MaxMinSolver::BySize { limit }) => {
+                if self.solve_components(touched, Some(limit)) {
+                    self.solve_incremental();
+                }
+            }
         }
         self.started.clear();
         self.seeds.clear();
@@ -415,13 +500,9 @@ impl FlowSystem {
     /// The flow with the earliest end, ties to the one started first, as
     /// (end time, id); `None` if no flow has a positive rate.
     pub fn next_end(&self) -> Option<(f64, FlowId)> {
-        self.ends.peek().map(|(index, (end, _))| {
-            let id = FlowId {
-                index,
-                generation: self.flows[index as usize].generation,
-            };
-            (end, id)
-        })
+        self.ends
+            .peek()
+            .map(|(index, (end, _))| (end, self.flows[index as usize].id))
     }
 
     /// The stages `id` holds, in the order it was started with.
@@ -453,6 +534,15 @@ impl FlowSystem {
         &self.changed
     }
 
+    /// How many stages the last solve visited: the stages of the components
+    /// it filled, the dirty and replayed stages of an incremental update
+    /// (and those a [`MaxMinSolver::BySize`] probe met), or the stages whose
+    /// flows' `bottleneck` rates it recomputed. For benches: the share of the
+    /// system one update reads.
+    pub fn visited_stages(&self) -> usize {
+        self.scratch.visited as usize
+    }
+
     /// The rate of `id` (0 before its first solve).
     pub fn rate(&self, id: FlowId) -> f64 {
         self.flows[self.check(id) as usize].rate
@@ -465,14 +555,12 @@ impl FlowSystem {
 
     /// Whether `id` names a flow not yet finished.
     pub fn is_live(&self, id: FlowId) -> bool {
-        self.flows
-            .get(id.index as usize)
-            .is_some_and(|f| f.is_live && f.generation == id.generation)
+        self.handles.contains_key(id)
     }
 
     /// The number of live flows.
     pub fn len(&self) -> usize {
-        self.flows.len() - self.free.len()
+        self.handles.len()
     }
 
     /// Whether no flow is live.
@@ -480,21 +568,17 @@ impl FlowSystem {
         self.len() == 0
     }
 
-    /// The live flows, in slot order (deterministic, not start order).
+    /// The live flows, in the slotmap's order (deterministic, not start
+    /// order).
     pub fn ids(&self) -> impl Iterator<Item = FlowId> + '_ {
-        self.flows
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.is_live)
-            .map(|(i, f)| FlowId {
-                index: i as u32,
-                generation: f.generation,
-            })
+        self.handles.keys()
     }
 
     fn check(&self, id: FlowId) -> u32 {
-        assert!(self.is_live(id), "flow {id:?} is not live");
-        id.index
+        match self.handles.get(id) {
+            Some(&index) => index,
+            None => panic!("flow {id:?} is not live"),
+        }
     }
 
     fn is_finite(&self, s: u32) -> bool {
@@ -511,13 +595,12 @@ impl FlowSystem {
     /// Started flows none of whose stages is finite: rate ∞.
     fn solve_unbounded_starts(&mut self) {
         for k in 0..self.started.len() {
-            let id = self.started[k];
-            if !self.is_live(id) {
+            let Some(&index) = self.handles.get(self.started[k]) else {
                 continue;
-            }
-            let f = &self.flows[id.index as usize];
+            };
+            let f = &self.flows[index as usize];
             if f.stages.iter().all(|&s| !self.is_finite(s)) {
-                self.scratch.set_rate(id.index, f64::INFINITY, NONE);
+                self.scratch.set_rate(index, f64::INFINITY, NONE);
             }
         }
     }
@@ -527,9 +610,10 @@ impl FlowSystem {
     fn apply(&mut self, now: f64) {
         for k in 0..self.scratch.flows.len() {
             let i = self.scratch.flows[k];
-            let rate = self.scratch.new_rate[i as usize];
+            let new = self.scratch.flow[i as usize];
             let f = &mut self.flows[i as usize];
-            f.froze_at = self.scratch.new_froze_at[i as usize];
+            f.froze_at = new.new_froze_at;
+            let rate = new.new_rate;
             if rate == f.rate {
                 continue;
             }

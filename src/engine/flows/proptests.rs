@@ -243,6 +243,18 @@ proptest! {
     }
 
     #[test]
+    fn by_size_maxmin_switches_between_filling_and_replay_exactly(
+        capacity in prop::collection::vec(capacity(), 1..9),
+        ops in prop::collection::vec(op(), 1..120),
+        limit in 1u32..6,
+    ) {
+        // Components of 1 to 8 stages against a limit of 1 to 5: a history
+        // fills some solves in full and replays others, switching as its
+        // components grow past the limit and shrink below it.
+        play(&capacity, &ops, MaxMinSolver::BySize { limit })?;
+    }
+
+    #[test]
     fn one_history_gives_one_trace_bit_for_bit(
         capacity in prop::collection::vec(capacity(), 1..9),
         ops in prop::collection::vec(op(), 1..80),
@@ -266,6 +278,15 @@ proptest! {
         ops in prop::collection::vec(op(), 100..400),
     ) {
         play(&capacity, &ops, MaxMinSolver::Incremental)?;
+    }
+
+    #[test]
+    fn by_size_maxmin_holds_on_larger_systems_full_of_ties(
+        capacity in prop::collection::vec(tied_capacity(), 8..30),
+        ops in prop::collection::vec(op(), 100..400),
+        limit in 2u32..12,
+    ) {
+        play(&capacity, &ops, MaxMinSolver::BySize { limit })?;
     }
 }
 

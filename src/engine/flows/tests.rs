@@ -3,7 +3,16 @@
 use super::{FlowId, FlowSystem, MaxMinSolver};
 use crate::ir::Share;
 
-const SOLVERS: [MaxMinSolver; 2] = [MaxMinSolver::Incremental, MaxMinSolver::Components];
+/// Every way of solving `maxmin`: `BySize` with limit 1 replays every
+/// component of two stages or more.
+const SOLVERS: [MaxMinSolver; 4] = [
+    MaxMinSolver::Incremental,
+    MaxMinSolver::Components,
+    MaxMinSolver::BySize { limit: 1 },
+    MaxMinSolver::BySize {
+        limit: super::FILL_LIMIT,
+    },
+];
 
 /// Runs the system as the engine would: the earliest end fires, the flow is
 /// finished, the settle ends with a solve. Returns (owner, end) in order.
@@ -89,11 +98,11 @@ fn slow_b_caps_f1_and_bottleneck_gives_f2_f3_a_third_of_a() {
 
 #[test]
 fn two_reads_share_the_senders_link() {
-    for (policy, solver) in [
-        (Share::MaxMin, MaxMinSolver::Incremental),
-        (Share::MaxMin, MaxMinSolver::Components),
-        (Share::Bottleneck, MaxMinSolver::Incremental),
-    ] {
+    let policies = SOLVERS
+        .map(|solver| (Share::MaxMin, solver))
+        .into_iter()
+        .chain([(Share::Bottleneck, MaxMinSolver::Incremental)]);
+    for (policy, solver) in policies {
         // egress (stage 0) = ps(1), ingress 1 and 2 = ps(1). Both start at 1;
         // the egress is the bottleneck at 1/2 each: both end at 1 + 1/(1/2) = 3.
         let mut sys = FlowSystem::with_solver(vec![1.0, 1.0, 1.0], policy, solver);

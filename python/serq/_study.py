@@ -1,0 +1,158 @@
+"""Capacity studies: ``replicate`` and ``sweep``, returning the rows
+``serq sweep`` writes.
+
+Invariant: every number in a row comes from serq's Rust study code
+(``serq._serq``); this module only reads the program, lays out the grid,
+hands the replications to an executor and turns the rows into dicts (or a
+DataFrame). A replication's seed is the point's seed plus its index, so the
+rows do not depend on the executor, its workers or the order tasks finish.
+"""
+
+from __future__ import annotations
+
+import os
+from numbers import Integral, Real
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _executors, _serq
+
+Row = Dict[str, Optional[float]]
+GridValues = Union[str, Real, Iterable[Real]]
+
+
+def replicate(
+    program: _serq.Program,
+    replications: int = 1,
+    executor: Any = None,
+    *,
+    frame: bool = False,
+) -> Any:
+    """Run ``program`` ``replications`` times, replication k on seed
+    ``program.seed + k``, and return one row: ``replications``, then
+    ``OBS.mean`` and ``OBS.ci`` (the mean across replications and its 95%
+    Student-t half-width) for each observation, then ``STAGE.util`` for each
+    stage member, as ``serq sweep`` writes them.
+
+    ``executor``: ``None`` (all local cores), ``"ray"`` (one Ray task per
+    replication, after ``ray.init``), a ``dask.distributed.Client``, or a
+    ``concurrent.futures.Executor``. ``frame=True`` returns a pandas
+    DataFrame instead of a list of dicts.
+    """
+    count = _replications(replications)
+    if _executors.is_local(executor):
+        columns, rows = _serq.replicate_local(program, count)
+    else:
+        outcomes = _executors.run_replications(executor, [(program, k) for k in range(count)])
+        columns, rows = _serq.gather_replications(program, outcomes)
+    return _output(columns, rows, {"replications"}, frame)
+
+
+def sweep(
+    path_or_source: Union[str, "os.PathLike[str]"],
+    grid: Mapping[str, GridValues],
+    replications: int = 1,
+    executor: Any = None,
+    *,
+    sets: Optional[Mapping[str, float]] = None,
+    defs: Optional[Mapping[str, str]] = None,
+    seed: Optional[int] = None,
+    horizon: Optional[float] = None,
+    warmup: Optional[float] = None,
+    arrivals: Optional[int] = None,
+    frame: bool = False,
+) -> Any:
+    """Run a program at every point of a grid of its ``let`` constants,
+    ``replications`` times each, and return one row per point with the
+    columns of ``serq sweep``: each grid name (in ``grid``'s order),
+    ``replications``, ``OBS.mean`` and ``OBS.ci`` for each observation, and
+    ``STAGE[i].util`` for each stage member (``None`` where undefined).
+
+    ``path_or_source``: a program file, or program text (a string that
+    names no file and holds a ``{`` or a ``;``). ``grid`` maps each name to
+    its values: a list or ``range`` of numbers, one number, or a string in
+    ``--grid`` syntax (``"4:12:2"``, ``"2,3,4"``). The first name varies
+    slowest. Every point runs on the same seeds (common random numbers).
+    ``sets`` and the other keywords are ``compile``'s and apply at every
+    point; a grid name wins over a ``sets`` entry of the same name.
+
+    ``executor`` and ``frame`` as for ``replicate``.
+    """
+    count = _replications(replications)
+    source, name = _program_text(path_or_source)
+    parsed = [_axis(axis, values) for axis, values in grid.items()]
+    axes = [(axis, values) for axis, values, _ in parsed]
+    whole = {"replications"} | {axis for axis, _, is_whole in parsed if is_whole}
+    plan = _serq.Grid(
+        source,
+        name,
+        axes,
+        sets=sets,
+        defs=defs,
+        seed=seed,
+        horizon=horizon,
+        warmup=warmup,
+        arrivals=arrivals,
+    )
+    if _executors.is_local(executor):
+        columns, rows = plan.run(count)
+    else:
+        points = plan.points()
+        jobs = [(program, k) for _, program in points for k in range(count)]
+        outcomes = _executors.run_replications(executor, jobs)
+        columns, rows = plan.gather(count, [values for values, _ in points], outcomes)
+    return _output(columns, rows, whole, frame)
+
+
+def _replications(replications: int) -> int:
+    if isinstance(replications, bool) or not isinstance(replications, int) or replications < 1:
+        raise ValueError(f"replications must be a whole number of at least 1, not {replications!r}")
+    return replications
+
+
+def _program_text(path_or_source: Union[str, "os.PathLike[str]"]) -> Tuple[str, str]:
+    """The program's text and its name in diagnostics."""
+    if isinstance(path_or_source, str) and not os.path.isfile(path_or_source):
+        if "{" in path_or_source or ";" in path_or_source:
+            return path_or_source, "<source>"
+        raise ValueError(
+            f"no file `{path_or_source}` (and it is not program text: that holds a `{{` or a `;`)"
+        )
+    path = os.fspath(path_or_source)
+    if path.endswith(".json"):
+        raise ValueError(f"`{path}` is IR, which has no `let` constants to sweep; sweep the source program")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(), path
+    except OSError as e:
+        raise ValueError(f"cannot read `{path}`: {e.strerror}") from e
+
+
+def _axis(name: str, given: GridValues) -> Tuple[str, List[float], bool]:
+    """One grid axis: its name, its values, and whether they are whole
+    numbers as given (``range(1, 9)``, ``[2, 4]``, ``"2:8:2"``), so that
+    its column holds ints. A string is ``--grid`` syntax."""
+    if isinstance(given, str):
+        name, values = _serq.parse_axis(f"{name}={given}")
+        return name, values, all(v.is_integer() for v in values)
+    items = [given] if isinstance(given, Real) else list(given)
+    if not items:
+        raise ValueError(f"the grid axis `{name}` has no values")
+    whole = all(isinstance(v, Integral) and not isinstance(v, bool) for v in items)
+    return name, [float(v) for v in items], whole
+
+
+def _output(columns: Sequence[str], rows: Sequence[Sequence[Optional[float]]], whole: set, frame: bool) -> Any:
+    """The rows as dicts keyed by column in column order (``whole``
+    columns as ints), or as a pandas DataFrame with ``frame=True``."""
+    ints = [c in whole for c in columns]
+    records = [
+        {c: (int(x) if is_int and x is not None else x) for c, x, is_int in zip(columns, row, ints)}
+        for row in rows
+    ]
+    if not frame:
+        return records
+    try:
+        import pandas  # type: ignore[import-untyped]
+    except ImportError as e:
+        raise ImportError("frame=True needs pandas: pip install pandas (or serq[pandas])") from e
+    return pandas.DataFrame.from_records(records, columns=list(columns))

@@ -1,0 +1,89 @@
+"""compile's keywords are serq run's flags: `defs` is `--def`, `trace`
+replaces the workload's trace file; `read_trace` reads a trace as a replay
+does."""
+
+import json
+
+import pytest
+
+import serq
+
+DEF_PROGRAM = """
+def cost(x) = x + 1;
+stage s : delay;
+workload { arrive batch(2); }
+session { run s (cost(serial)); observe done = now; }
+run { horizon 10; }
+"""
+
+TRACE_PROGRAM = """
+stage s : delay;
+workload { arrive batch(2); trace "turns.csv"; }
+session { turn; run s (new / 100); }
+run { horizon 10; }
+"""
+
+CSV = "session,turn,new,out,think\n7,0,100,20,1.5\n7,1,50,10,0\n3,0,300,40,0,1\n7,0,10,1,0\n"
+
+
+def test_defs_replace_a_definitions_body_as_def_does(run_cli, tmp_path):
+    path = tmp_path / "cost.sq"
+    path.write_text(DEF_PROGRAM)
+    report = serq.run(serq.compile(path, defs={"cost": "2 * x + 3"}))
+    # Session k runs for 2k + 3: done at 3 and 5 (the text's body gives 1 and 2).
+    assert report.observe("done").samples == [3.0, 5.0]
+    assert serq.run(serq.compile(path)).observe("done").samples == [1.0, 2.0]
+    assert report.json() + "\n" == run_cli("run", "--json", str(path), "--def", "cost=2 * x + 3")
+
+
+def test_a_def_that_is_not_an_expression_is_a_compile_error():
+    with pytest.raises(serq.CompileError, match="cost"):
+        serq.compile(source=DEF_PROGRAM, defs={"cost": "run s (1)"})
+    with pytest.raises(serq.CompileError, match="nope"):
+        serq.compile(source=DEF_PROGRAM, defs={"nope": "1"})
+
+
+def test_read_trace_groups_consecutive_rows_into_corpus_sessions(tmp_path):
+    path = tmp_path / "turns.csv"
+    path.write_text(CSV)
+    # Rows of sessions 7, 7, 3, 7: three corpus sessions (the turn column is
+    # not read); a missing sixth field is forced = 0.
+    assert serq.read_trace(path) == [
+        [(100.0, 20.0, 1.5, 0.0), (50.0, 10.0, 0.0, 0.0)],
+        [(300.0, 40.0, 0.0, 1.0)],
+        [(10.0, 1.0, 0.0, 0.0)],
+    ]
+
+
+def test_a_malformed_trace_names_its_line_and_column(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("0,0,100,20,1\n0,1,x,20,1\n")
+    with pytest.raises(ValueError, match=r"line 2, column 3"):
+        serq.read_trace(path)
+    with pytest.raises(ValueError, match="absent.csv"):
+        serq.read_trace(tmp_path / "absent.csv")
+
+
+def test_a_programs_trace_is_read_beside_it_and_made_absolute(tmp_path, monkeypatch):
+    (tmp_path / "turns.csv").write_text(CSV)
+    path = tmp_path / "replay.sq"
+    path.write_text(TRACE_PROGRAM)
+    monkeypatch.chdir("/")
+    program = serq.compile(path)
+    assert json.loads(program.to_json())["trace"]["path"] == str(tmp_path / "turns.csv")
+
+
+def test_trace_replaces_the_file_and_reads_it_from_the_current_directory(tmp_path, monkeypatch):
+    (tmp_path / "other.csv").write_text(CSV)
+    # serq reads the program's own trace while compiling, before trace=
+    # replaces it (serq::Overrides has no trace yet), so it must exist too.
+    (tmp_path / "turns.csv").write_text(CSV)
+    monkeypatch.chdir(tmp_path)
+    # Program text's trace is read from the current directory; trace= wins.
+    program = serq.compile(source=TRACE_PROGRAM, trace="other.csv")
+    assert json.loads(program.to_json())["trace"]["path"] == str(tmp_path / "other.csv")
+    (tmp_path / "broken.csv").write_text("0,0,1\n")
+    with pytest.raises(serq.CompileError, match="broken.csv"):
+        serq.compile(source=TRACE_PROGRAM, trace="broken.csv")
+    with pytest.raises(serq.CompileError, match="has no `trace` workload"):
+        serq.compile(source=DEF_PROGRAM, trace="other.csv")

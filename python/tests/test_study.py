@@ -1,0 +1,125 @@
+"""`replicate` and `sweep` return the rows `serq sweep` writes: the same
+columns in the same order, the same numbers, whatever runs them."""
+
+import concurrent.futures
+import json
+
+import pytest
+
+import serq
+from conftest import REPO
+
+CAPACITY = REPO / "examples" / "pd-disaggregation" / "capacity.sq"
+MM1 = REPO / "examples" / "single-turn" / "mm1.sq"
+
+
+def jsonl(text):
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_a_sweep_has_the_columns_and_numbers_of_serq_sweep(run_cli):
+    rows = serq.sweep(CAPACITY, grid={"lam": [4, 8], "ND": range(1, 4)}, replications=3, horizon=200)
+    printed = jsonl(
+        run_cli(
+            "sweep", str(CAPACITY), "--grid", "lam=4,8", "--grid", "ND=1:3:1",
+            "--replications", "3", "--horizon", "200", "--format", "jsonl",
+        )
+    )
+    assert [list(r) for r in rows] == [list(r) for r in printed]
+    assert rows == printed
+    # Whole-number axes and replications come back as ints.
+    assert [(r["lam"], r["ND"]) for r in rows] == [(4, 1), (4, 2), (4, 3), (8, 1), (8, 2), (8, 3)]
+    assert all(isinstance(r["ND"], int) and r["replications"] == 3 for r in rows)
+    # A decoder that does not exist at a point has an empty cell: D[2] at ND = 2.
+    assert rows[1]["D[2].util"] is None and rows[2]["D[2].util"] is not None
+
+
+def test_grid_strings_are_serq_sweep_grid_syntax(run_cli):
+    rows = serq.sweep(str(MM1), grid={}, replications=2)
+    # No axis: one point, as `serq sweep` without --grid.
+    assert rows == jsonl(run_cli("sweep", str(MM1), "--replications", "2", "--format", "jsonl"))
+    source = "let lam = 0.5; stage s : fifo; workload { arrive poisson(lam); } " \
+             "session { set t0 = now; run s (~exp(1)); observe r = now - t0; } run { horizon 500; }"
+    ranged = serq.sweep(source, grid={"lam": "0.3:0.6:0.1"}, replications=2)
+    # 0.3 + 3·0.1 is 0.6 to 12 digits, as --grid rounds it.
+    assert [r["lam"] for r in ranged] == [0.3, 0.4, 0.5, 0.6]
+    listed = serq.sweep(source, grid={"lam": [0.3, 0.4, 0.5, 0.6]}, replications=2)
+    assert ranged == listed
+
+
+def test_sets_apply_at_every_point_and_the_grid_wins(run_cli):
+    rows = serq.sweep(CAPACITY, grid={"ND": [2, 3]}, replications=2, sets={"lam": 10, "ND": 7}, seed=4, horizon=150)
+    printed = run_cli(
+        "sweep", str(CAPACITY), "--grid", "ND=2,3", "--replications", "2",
+        "--set", "lam=10", "--set", "ND=7", "--seed", "4", "--horizon", "150", "--format", "jsonl",
+    )
+    assert rows == jsonl(printed)
+
+
+def test_replicate_is_one_row_of_the_sweep_columns(run_cli):
+    rows = serq.replicate(serq.compile(MM1), replications=4)
+    assert rows == jsonl(run_cli("sweep", str(MM1), "--replications", "4", "--format", "jsonl"))
+    # And its numbers are serq run --replications's estimates.
+    estimates = json.loads(run_cli("run", str(MM1), "--replications", "4", "--json"))
+    response = estimates["observes"][0]["mean"]
+    assert (rows[0]["response.mean"], rows[0]["response.ci"]) == (response["mean"], response["ci"])
+
+
+def test_one_replication_has_no_interval():
+    rows = serq.replicate(serq.compile(MM1))
+    assert rows[0]["replications"] == 1 and rows[0]["response.ci"] is None
+
+
+@pytest.mark.parametrize("kind", ["threads", "processes"])
+def test_rows_do_not_depend_on_a_concurrent_futures_executor(kind):
+    pool = concurrent.futures.ThreadPoolExecutor(3) if kind == "threads" else concurrent.futures.ProcessPoolExecutor(2)
+    grid = {"lam": [6, 10], "ND": [2, 3]}
+    with pool:
+        swept = serq.sweep(CAPACITY, grid=grid, replications=3, horizon=200, executor=pool)
+        replicated = serq.replicate(serq.compile(MM1, horizon=3000), replications=3, executor=pool)
+    assert swept == serq.sweep(CAPACITY, grid=grid, replications=3, horizon=200)
+    assert replicated == serq.replicate(serq.compile(MM1, horizon=3000), replications=3)
+
+
+def test_a_frame_has_the_rows_in_column_order():
+    pandas = pytest.importorskip("pandas")
+    rows = serq.sweep(CAPACITY, grid={"ND": [1, 2]}, replications=2, horizon=100)
+    frame = serq.sweep(CAPACITY, grid={"ND": [1, 2]}, replications=2, horizon=100, frame=True)
+    assert isinstance(frame, pandas.DataFrame)
+    assert list(frame.columns) == list(rows[0])
+    assert frame["response.mean"].tolist() == [r["response.mean"] for r in rows]
+
+
+def test_a_failing_point_raises_the_first_failure_in_grid_order():
+    source = "let d = 1; stage s : delay; workload { arrive batch(1); } " \
+             "session { run s (serial + 1 - d); } run { horizon 2; }"
+    # d = 2 and d = 3 both fail; d = 2 comes first in the grid.
+    with pytest.raises(serq.RunError, match=r"^<source>: at d=2: replication 0 \(seed 1\)") as local:
+        serq.sweep(source, grid={"d": [1, 2, 3]})
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        with pytest.raises(serq.RunError) as elsewhere:
+            serq.sweep(source, grid={"d": [1, 2, 3]}, executor=pool)
+    assert str(elsewhere.value) == str(local.value)
+
+
+def test_a_point_that_does_not_compile_is_rendered_with_its_values():
+    source = "let N = 1;\nstage s[N] : delay;\nworkload { arrive batch(1); }\nsession { run s[0] (1); }\nrun { horizon 2; }\n"
+    with pytest.raises(serq.CompileError) as caught:
+        serq.sweep(source, grid={"N": [2, 0.5]})
+    assert "error[array-size]" in str(caught.value)
+    assert str(caught.value).endswith("1 error(s) in <source> at N=0.5")
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(ValueError, match="replications"):
+        serq.replicate(serq.compile(MM1), replications=0)
+    with pytest.raises(ValueError, match="no file `nope.sq`"):
+        serq.sweep("nope.sq", grid={})
+    with pytest.raises(ValueError, match="has no values"):
+        serq.sweep(MM1, grid={"lam": []})
+    with pytest.raises(ValueError, match="step"):
+        serq.sweep(MM1, grid={"lam": "1:2:0"})
+    with pytest.raises(ValueError, match='no executor "spark"'):
+        serq.sweep(MM1, grid={}, executor="spark")
+    with pytest.raises(TypeError, match="is not None"):
+        serq.sweep(MM1, grid={}, executor=42)

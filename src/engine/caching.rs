@@ -1,0 +1,349 @@
+//! Caching in holds (spec §8.3–8.4): what an admission consumes of the
+//! session's cached entries, what a release keeps, `drop`, and eviction
+//! (LRU or keyed, piece by piece) with its spills.
+//!
+//! Invariants: a session consumes its own entries before any eviction
+//! makes room for it; eviction stops as soon as `used + cached + need ≤
+//! cap + EPS`; every change of a pool's cache is noted in its
+//! `mean_cached`. A spilled piece reaches its target after the target has
+//! evicted while it was already over its capacity, and its job runs with
+//! no session waiting for it.
+
+use std::cell::Cell;
+
+use bevy_ecs::prelude::*;
+use smallvec::SmallVec;
+
+use super::code::{Code, Expr, ctx_index};
+use super::eval::{Cx, Moment, eval};
+use super::interface::RunError;
+use super::kv::Owner;
+use super::serving::cache::{Entry, room};
+use super::serving::position::cached_units;
+use super::session::Wait;
+use super::sim::{Sim, lost, stage_work};
+use super::stage::{Service, join};
+use crate::ir::Ctx;
+
+/// Pieces evicted from one pool and waiting for their spill clause:
+/// (session, owner, piece, the entry's release time).
+type Pieces = Vec<(u64, Owner, f64, f64)>;
+
+/// What a new entry of session `e` in pool `p` keeps of its owner: the
+/// session itself while it lives, if the pool's keys read owners.
+fn owner_of(code: &Code, sim: &Sim, e: Entity, p: usize) -> Owner {
+    if !code.pools[p].evict_reads_owner {
+        return Owner::Ended(Box::default());
+    }
+    match sim.store.sessions.get(e) {
+        Ok((_, _, life)) => Owner::Session(e, life.row),
+        Err(_) => Owner::Ended(Box::default()),
+    }
+}
+
+/// What a dead entry or an ended session's entry keeps: the attributes as
+/// they are now, if the pool's keys read owners.
+fn frozen(code: &Code, sim: &Sim, e: Entity, p: usize) -> Owner {
+    if !code.pools[p].evict_reads_owner {
+        return Owner::Ended(Box::default());
+    }
+    match sim.store.sessions.get(e) {
+        Ok((_, _, life)) => Owner::Ended(sim.attrs.of(life.row).into()),
+        Err(_) => Owner::Ended(Box::default()),
+    }
+}
+
+fn serial_of(sim: &Sim, e: Entity) -> Result<u64, RunError> {
+    match sim.store.sessions.get(e) {
+        Ok((_, _, life)) => Ok(life.serial),
+        Err(_) => Err(lost("session", sim.clock.now)),
+    }
+}
+
+/// At an admission of session `e`'s hold to `pools`: each pool's entry is
+/// consumed, at most `limit` (the hold's `reuse`, `inf` without one);
+/// returns what each consumed.
+pub fn consume(
+    code: &Code,
+    sim: &mut Sim,
+    e: Entity,
+    pools: &[u32],
+    limit: f64,
+    consumed: &mut smallvec::SmallVec<[f64; 4]>,
+) -> Result<(), RunError> {
+    consumed.clear();
+    let serial = serial_of(sim, e)?;
+    let now = sim.clock.now;
+    for &p in pools {
+        let p = p as usize;
+        if sim.kv.cache[p].live_units(serial) == 0.0 {
+            consumed.push(0.0);
+            continue;
+        }
+        let dead = frozen(code, sim, e, p);
+        let block = sim.kv.block[p];
+        let got = sim.kv.cache[p].consume(serial, limit, block, || dead);
+        sim.kv.note_cached(p, now);
+        consumed.push(got);
+    }
+    Ok(())
+}
+
+/// At a release of session `e`'s allocation of `units` on pool `p` by a
+/// hold with `cache (ℓ)` = `cache`: `min(ℓ, computed)` rounded down to
+/// the block becomes the session's entry.
+pub fn keep(code: &Code, sim: &mut Sim, e: Entity, p: usize, units: f64) -> Result<(), RunError> {
+    if units.is_nan() || units <= 0.0 {
+        return Ok(());
+    }
+    let serial = serial_of(sim, e)?;
+    let owner = owner_of(code, sim, e, p);
+    let now = sim.clock.now;
+    sim.kv.cache[p].store(serial, owner, units, now);
+    sim.kv.note_cached(p, now);
+    Ok(())
+}
+
+/// What a release of a hold's pool keeps: `cache` is the clause's value
+/// (read when the hold is released), the rest the hold's state.
+pub fn kept_units(
+    sim: &Sim,
+    p: usize,
+    cache: Option<f64>,
+    ran: bool,
+    position: f64,
+    allocation: f64,
+) -> f64 {
+    match cache {
+        Some(l) => cached_units(l, ran, position, allocation, sim.kv.block[p]),
+        None => 0.0,
+    }
+}
+
+/// `drop p;`: the session's live entry in p goes.
+pub fn drop_entry(sim: &mut Sim, e: Entity, p: usize) -> Result<(), RunError> {
+    let serial = serial_of(sim, e)?;
+    let now = sim.clock.now;
+    sim.kv.cache[p].drop_live(serial);
+    sim.kv.note_cached(p, now);
+    Ok(())
+}
+
+/// Session `e` ends: its live entries in pools whose keys read owners keep
+/// its attributes as they are now.
+pub fn freeze_owner(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
+    let serial = serial_of(sim, e)?;
+    for p in 0..code.pools.len() {
+        if !code.pools[p].evict_reads_owner || sim.kv.cache[p].live_units(serial) == 0.0 {
+            continue;
+        }
+        let owner = frozen(code, sim, e, p);
+        if let Some(o) = sim.kv.cache[p].live_owner_mut(serial) {
+            *o = owner;
+        }
+    }
+    Ok(())
+}
+
+/// Evicts from pool `p` until `used + cached + need ≤ cap + EPS`, in the
+/// pool's order, spilling what its clause says.
+pub fn make_room(code: &Code, sim: &mut Sim, p: usize, need: f64) -> Result<(), RunError> {
+    let room = room(sim.levels.cap[p], sim.levels.used[p], need);
+    evict_to(code, sim, p, room, 0)
+}
+
+/// Evicts from pool `p` while its cache holds more than `room`.
+fn evict_to(code: &Code, sim: &mut Sim, p: usize, room: f64, depth: u32) -> Result<(), RunError> {
+    if sim.kv.cache[p].total() <= room {
+        return Ok(());
+    }
+    let now = sim.clock.now;
+    let block = sim.kv.block[p];
+    let spills = code.pools[p].spill.is_some();
+    let mut pieces: Pieces = Vec::new();
+    // The cache is taken out while keys read the world (a key may read
+    // `cachedin` of this very pool: it then reads the cache as empty).
+    let mut cache = std::mem::take(&mut sim.kv.cache[p]);
+    let mut on_piece = |entry: &Entry<Owner>, piece: f64| {
+        if spills {
+            pieces.push((entry.session, entry.owner.clone(), piece, entry.released));
+        }
+    };
+    let evicted = match &code.pools[p].evict {
+        None => cache.evict_lru(room, block, |e, piece| on_piece(e, piece)),
+        Some(keys) => {
+            let mut fault = None;
+            let evicted = cache.evict_by(
+                room,
+                block,
+                |entry, out| {
+                    for k in keys.iter() {
+                        match evict_moment(sim, k, entry, entry.units) {
+                            Ok(v) => out.push(v),
+                            Err(m) => {
+                                fault.get_or_insert(m);
+                                out.push(f64::NAN);
+                            }
+                        }
+                    }
+                },
+                |e, piece| on_piece(e, piece),
+            );
+            if let Some(m) = fault {
+                sim.kv.cache[p] = cache;
+                return Err(sim.error(format!(
+                    "pool `{}`: an eviction key: {m}",
+                    code.program.pools[p].name
+                )));
+            }
+            evicted
+        }
+    };
+    sim.kv.cache[p] = cache;
+    let figures = &mut sim.kv.figures[p];
+    figures.evicted_entries += evicted.entries;
+    figures.evicted_units += evicted.units;
+    sim.kv.note_cached(p, now);
+    if let Some(spill) = &code.pools[p].spill {
+        for (session, owner, piece, released) in pieces {
+            let entry = Entry {
+                session,
+                owner,
+                units: piece,
+                released,
+                order: 0,
+                dead: false,
+            };
+            spill_piece(code, sim, p, spill, entry, depth)?;
+        }
+    }
+    Ok(())
+}
+
+/// A key or spill clause at the Evict moment of an entry, for a piece of
+/// `size` units.
+fn evict_moment(sim: &mut Sim, x: &Expr, entry: &Entry<Owner>, size: f64) -> Result<f64, String> {
+    let now = sim.clock.now;
+    let mut moment = Moment::NONE;
+    moment.0[ctx_index(Ctx::Size)] = size;
+    moment.0[ctx_index(Ctx::Age)] = now - entry.released;
+    moment.0[ctx_index(Ctx::Last)] = entry.released;
+    // An ended owner's attributes are copied into cells, as an evaluation
+    // reads them (`eval::Cx`); on the stack for up to 32 attributes.
+    let ended: SmallVec<[Cell<f64>; 32]>;
+    let (attrs, waiting): (&[Cell<f64>], bool) = match &entry.owner {
+        Owner::Session(e, row) => {
+            let waiting = sim
+                .store
+                .dealings
+                .get(*e)
+                .ok()
+                .and_then(|d| d.0.as_deref().map(|d| matches!(d.wait, Wait::Hold { .. })))
+                .unwrap_or(false);
+            (sim.attrs.cells(*row), waiting)
+        }
+        Owner::Ended(attrs) => {
+            ended = attrs.iter().copied().map(Cell::new).collect();
+            (&ended, false)
+        }
+    };
+    moment.0[ctx_index(Ctx::Waiting)] = if waiting { 1.0 } else { 0.0 };
+    let Sim {
+        streams,
+        load,
+        levels,
+        flows,
+        members,
+        store,
+        kv,
+        ..
+    } = sim;
+    let stages = &store.stages;
+    let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
+    let streams = &mut **streams;
+    let mut cx = Cx {
+        now,
+        present: f64::NAN,
+        moment: &moment,
+        serial: entry.session,
+        kv,
+        attrs,
+        rng: &mut streams.machine,
+        first: &mut streams.first,
+        load,
+        levels,
+        work: &work,
+    };
+    eval(x, &mut cx).map_err(|f| f.to_string())
+}
+
+/// One evicted piece (`entry`: its session, owner, size and the release
+/// time of the entry it came from) under `spill T via L (w) when (c)`.
+fn spill_piece(
+    code: &Code,
+    sim: &mut Sim,
+    p: usize,
+    spill: &super::code::SpillCode,
+    entry: Entry<Owner>,
+    depth: u32,
+) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let (session, piece) = (entry.session, entry.units);
+    let name = &code.program.pools[p].name;
+    let when = evict_moment(sim, &spill.when, &entry, piece)
+        .map_err(|m| sim.error(format!("pool `{name}`: spill `when`: {m}")))?;
+    if when == 0.0 {
+        return Ok(());
+    }
+    let work = evict_moment(sim, &spill.work, &entry, piece)
+        .map_err(|m| sim.error(format!("pool `{name}`: spill work: {m}")))?;
+    sim.kv.figures[p].spills += 1;
+    let to = spill.to as usize;
+    if depth < 64 {
+        // The target makes room only while it is already over its capacity.
+        let room = room(sim.levels.cap[to], sim.levels.used[to], 0.0);
+        evict_to(code, sim, to, room, depth + 1)?;
+    }
+    sim.kv.cache[to].add_piece(session, entry.owner, piece, now);
+    sim.kv.note_cached(to, now);
+    if work.is_nan() || work < 0.0 {
+        return Err(sim.error(format!(
+            "pool `{name}`: the spill's work is {work}; an amount must be a number >= 0"
+        )));
+    }
+    if work > 0.0 {
+        detached_job(code, sim, spill.via as usize, work)?;
+    }
+    Ok(())
+}
+
+/// A job of `work` on stage `s` that no session waits for (a spill's).
+fn detached_job(code: &Code, sim: &mut Sim, s: usize, work: f64) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
+        return Err(lost("stage", now));
+    };
+    match &*service {
+        Service::Shared(_) => sim.start_flow(Entity::PLACEHOLDER, &[s as u32], work),
+        Service::Step(_) => Err(sim.error(format!(
+            "a spill's job cannot run on the step stage `{}`",
+            code.program.stages[s].name
+        ))),
+        _ => {
+            let is_ps = matches!(*service, Service::Ps(_));
+            join(
+                s,
+                (&mut service, &mut stats),
+                sim.load,
+                now,
+                Entity::PLACEHOLDER,
+                work,
+                sim.events,
+            );
+            if is_ps {
+                sim.dirty.mark(s as u32);
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! Preemption (spec §8.3 `preempt lifo`): when a growth does not fit, the
+//! latest-admitted holder is taken until it does: its job leaves its
+//! stage, its hold on the pool (and every hold inside it) is released
+//! with their `cache` clauses, and it waits at the head of the hold's
+//! queue to be admitted again, `computed` set to the position it reached.
+//!
+//! Invariants: a victim holds the pool in a hold frame (a lease is never
+//! a victim); for a pool that is some engine's `memory`, the victims are
+//! those engines' residents; the releases of a preemption run no
+//! admission pass (the victim, and anyone its releases would let in, is
+//! admitted at the next event's settle at the earliest).
+
+use bevy_ecs::prelude::*;
+use smallvec::SmallVec;
+
+use super::budget::refresh_budget_left;
+use super::caching::{keep, kept_units};
+use super::code::{Code, Stmt};
+use super::interface::RunError;
+use super::serving::EPS;
+use super::serving::iteration::Mode;
+use super::session::{FrameKind, Wait};
+use super::sim::{Sim, lost};
+use super::stage::{Service, cancel};
+use crate::ir;
+
+/// Where a victim was served when it was taken.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Taken {
+    /// The victim.
+    pub session: Entity,
+    /// The step stage it was a resident of, with the tokens the running or
+    /// forming iteration had granted it and its mode (`None`: not a resident).
+    pub resident: Option<(u32, f64, Mode, f64)>,
+}
+
+/// Whether session `e` holds pool member `p` in a hold frame.
+fn holds(sim: &Sim, e: Entity, p: u32) -> bool {
+    sim.store.dealings.get(e).is_ok_and(|d| {
+        d.holds()
+            .iter()
+            .any(|h| h.pools.iter().any(|x| x.pool == p && !x.released))
+    })
+}
+
+fn admission_of(sim: &Sim, e: Entity) -> f64 {
+    sim.store
+        .dealings
+        .get(e)
+        .ok()
+        .and_then(|d| d.0.as_deref().and_then(|d| d.admission))
+        .map_or(-1.0, |a| a as f64)
+}
+
+/// The victim for pool `p`: the candidate holder of the latest admission.
+pub fn victim(code: &Code, sim: &mut Sim, p: usize) -> Option<Entity> {
+    let pool = p as u32;
+    let mut best: Option<(Entity, f64)> = None;
+    let memory_of = &code.pools[p].memory_of;
+    if memory_of.is_empty() {
+        // The sessions admitted to the pool since, still holding it.
+        let mut list = std::mem::take(&mut sim.kv.lifo_holders[p]);
+        list.retain(|&e| holds(sim, e, pool));
+        for &e in &list {
+            let a = admission_of(sim, e);
+            if best.is_none_or(|(_, b)| a > b) {
+                best = Some((e, a));
+            }
+        }
+        sim.kv.lifo_holders[p] = list;
+    } else {
+        for &s in memory_of.iter() {
+            let Ok((service, _)) = sim.store.stages.get(sim.members.stages[s as usize]) else {
+                continue;
+            };
+            let Service::Step(engine) = service else {
+                continue;
+            };
+            for r in &engine.residents {
+                if holds(sim, r.session, pool) {
+                    let a = admission_of(sim, r.session);
+                    if best.is_none_or(|(_, b)| a > b) {
+                        best = Some((r.session, a));
+                    }
+                }
+            }
+        }
+    }
+    best.map(|(e, _)| e)
+}
+
+/// What a growth's attempt to fit did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// It fits now (victims may have been taken).
+    Fits,
+    /// It does not fit and there is no victim left: the grower stalls.
+    NoVictim,
+    /// The grower itself was taken.
+    GrowerTaken,
+}
+
+/// Takes victims for pool `p` until `more` units fit (`used + more ≤ cap +
+/// EPS`), each reported to `taken`.
+pub fn make_fit(
+    code: &Code,
+    sim: &mut Sim,
+    p: usize,
+    more: f64,
+    grower: Entity,
+    taken: &mut impl FnMut(&mut Sim, Taken) -> Result<(), RunError>,
+) -> Result<Fit, RunError> {
+    loop {
+        if sim.levels.used[p] + more <= sim.levels.cap[p] + EPS {
+            return Ok(Fit::Fits);
+        }
+        if !code.pools[p].lifo {
+            return Ok(Fit::NoVictim);
+        }
+        let Some(v) = victim(code, sim, p) else {
+            return Ok(Fit::NoVictim);
+        };
+        let t = preempt(code, sim, v, p)?;
+        taken(sim, t)?;
+        if v == grower {
+            return Ok(Fit::GrowerTaken);
+        }
+    }
+}
+
+/// Preempts session `v` for pool `p`.
+pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken, RunError> {
+    let now = sim.clock.now;
+    let pool = p as u32;
+    // The innermost hold frame holding the pool, and its position there.
+    let Ok(dealings) = sim.store.dealings.get(v) else {
+        return Err(lost("session", now));
+    };
+    let frames = dealings.holds();
+    let Some(h) = frames
+        .iter()
+        .rposition(|f| f.pools.iter().any(|x| x.pool == pool && !x.released))
+    else {
+        return Err(lost("victim's hold", now));
+    };
+    let position = frames[h]
+        .pools
+        .iter()
+        .find(|x| x.pool == pool)
+        .map_or(0.0, |x| x.position);
+    let at_stage = dealings.0.as_deref().and_then(|d| d.at_stage);
+    let growing_position = |growing: Option<u32>| {
+        growing.and_then(|g| {
+            frames
+                .iter()
+                .rev()
+                .flat_map(|f| f.pools.iter())
+                .find(|x| x.pool == g && !x.released)
+                .map(|x| x.position)
+        })
+    };
+    // Attention's K of its grant, if it was served: its position then.
+    let k_of =
+        |growing: Option<u32>, granted: f64| growing_position(growing).map_or(0.0, |x| x - granted);
+    let wait = dealings
+        .0
+        .as_deref()
+        .map(|d| d.wait.clone())
+        .unwrap_or_default();
+
+    // Take it away from where it is.
+    let mut taken = Taken {
+        session: v,
+        resident: None,
+    };
+    match wait {
+        Wait::Hold { pools, .. } => {
+            let first = pools[0] as usize;
+            if let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first])
+                && let Some(k) = waiters.queue.iter().position(|&x| x == v)
+            {
+                waiters.queue.remove(k);
+                let len = waiters.queue.len();
+                sim.levels.set_queued(&mut stats, first, now, len);
+            }
+        }
+        Wait::Grow { hold, entry, .. } | Wait::Growth { hold, entry, .. } => {
+            let q = frames[hold].pools[entry].pool as usize;
+            if let Ok((mut waiters, _)) = sim.store.pools.get_mut(sim.members.pools[q])
+                && let Some(k) = waiters.stalled.iter().position(|&x| x == v)
+            {
+                waiters.stalled.remove(k);
+            }
+        }
+        Wait::None => {}
+    }
+    if let Some(s) = at_stage {
+        let s = s as usize;
+        let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
+            return Err(lost("stage", now));
+        };
+        match &mut *service {
+            Service::Step(engine) => {
+                if let Some(r) = engine.find(v) {
+                    let r = engine.residents.remove(r);
+                    if r.granted > 0.0 && engine.running {
+                        engine.served = engine.served.saturating_sub(1);
+                    }
+                    let k = k_of(r.growing, r.granted);
+                    taken.resident = Some((s as u32, r.granted, r.mode, k));
+                    stats.count(s, false, sim.load, now, -1.0);
+                    sim.load.set_busy(s, &service);
+                }
+            }
+            Service::Shared(_) => {
+                return Err(sim.error(format!(
+                    "pool `{}`: preempting a session whose job is a flow over several stages is not supported",
+                    code.program.pools[p].name
+                )));
+            }
+            _ => {
+                let is_ps = matches!(*service, Service::Ps(_));
+                if cancel(s, (&mut service, &mut stats), sim.load, now, v, sim.events) && is_ps {
+                    sim.dirty.mark(s as u32);
+                }
+            }
+        }
+    }
+    if let Some(k) = sim.ready.0.iter().position(|&x| x == v) {
+        sim.ready.0.remove(k);
+    }
+    // Release the hold and every hold inside it, innermost first, each with
+    // its cache clause; no admission pass.
+    let Ok(mut dealings) = sim.store.dealings.get_mut(v) else {
+        return Err(lost("session", now));
+    };
+    let d = dealings.get();
+    let released: Vec<_> = d.holds.drain(h..).collect();
+    d.wait = Wait::None;
+    let (at, members) = {
+        let outer = &released[0];
+        let members: SmallVec<[u32; 4]> = outer.pools.iter().map(|x| x.pool).collect();
+        (outer.at, members)
+    };
+    for frame in released.iter().rev() {
+        let cache = match &code.blocks[frame.at.0][frame.at.1] {
+            Stmt::Hold { cache: Some(x), .. } => Some(sim.eval_in(v, frame.at, x)?),
+            _ => None,
+        };
+        for x in frame.pools.iter().filter(|x| !x.released) {
+            sim.give_back(v, x.pool, x.units);
+            let kept = kept_units(sim, x.pool as usize, cache, frame.ran, x.position, x.units);
+            keep(code, sim, v, x.pool as usize, kept)?;
+        }
+    }
+    // Unwind the continuation to the frame that holds the hold statement.
+    let depth = released.len();
+    let Ok((mut cont, _, life)) = sim.store.sessions.get_mut(v) else {
+        return Err(lost("session", now));
+    };
+    let (row, serial) = (life.row, life.serial);
+    let mut popped = 0;
+    while popped < depth {
+        match cont.0.pop() {
+            Some(f) if f.kind == FrameKind::Hold => popped += 1,
+            Some(_) => {}
+            None => break,
+        }
+    }
+    if let Some(c) = sim.attrs.of_mut(row).get_mut(ir::SLOT_COMPUTED) {
+        *c = position;
+    }
+    // Back at the head of the first pool's queue.
+    let first = members[0] as usize;
+    if let Ok(mut dealings) = sim.store.dealings.get_mut(v) {
+        dealings.get().wait = Wait::Hold {
+            at,
+            pools: members,
+            joined: now,
+        };
+    }
+    if let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first]) {
+        waiters.queue.push_front(v);
+        let len = waiters.queue.len();
+        sim.levels.set_queued(&mut stats, first, now, len);
+    }
+    sim.waiting.insert(first);
+    if let Some(s) = code.pools[first].admit_via {
+        sim.dirty.engines.insert(s as usize);
+    }
+    let figures = &mut sim.kv.figures[p];
+    figures.preemptions += 1;
+    if sim.kv.stuck_record(serial, pool).preempted(position) {
+        sim.kv.figures[p].stuck += 1;
+    }
+    if let Some((s, ..)) = taken.resident {
+        refresh_budget_left(code, sim, s as usize)?;
+    }
+    Ok(taken)
+}
