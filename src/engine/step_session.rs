@@ -18,7 +18,7 @@ use bevy_ecs::prelude::*;
 use super::arrive::run_workload_block;
 use super::code::{Code, Expr, Stmt};
 use super::end_session::{LIVELOCK, end_closed_session};
-use super::eval::{Cx, Fault, Moment, eval, eval_key};
+use super::eval::{Cx, Fault, Moment, ScanKey, eval, eval_key};
 use super::hold::{Step, drop_cached, end_hold, grow, join_hold, load, release};
 use super::interface::{MAX_CHOOSE_COUNT, RunError};
 use super::resources::ChooseScratch;
@@ -307,11 +307,13 @@ fn choose_loop(
         return Ok(0.0);
     }
     // Tuples of up to three keys live in registers: a scan of a thousand
-    // members costs its key evaluations and a compare each.
+    // members costs its key reads (array reads and draws) and a compare each.
+    let (load, levels) = (cx.load, cx.levels);
+    let scan = |k| ScanKey::of(k, var, n, load, levels);
     match key {
-        [k] => choose_by::<1>(n, j, &[k], cx),
-        [a, b] => choose_by::<2>(n, j, &[a, b], cx),
-        [a, b, c] => choose_by::<3>(n, j, &[a, b, c], cx),
+        [k] => choose_by::<1>(n, j, [scan(k)], cx),
+        [a, b] => choose_by::<2>(n, j, [scan(a), scan(b)], cx),
+        [a, b, c] => choose_by::<3>(n, j, [scan(a), scan(b), scan(c)], cx),
         _ => choose_by_tuple(n, j, key, scratch, cx),
     }
     .map_err(|f| f.to_string())
@@ -323,25 +325,24 @@ fn choose_loop(
 fn choose_by<const K: usize>(
     n: f64,
     var: &Cell<f64>,
-    key: &[&Expr; K],
+    key: [ScanKey<'_>; K],
     cx: &mut Cx<'_>,
 ) -> Result<f64, Fault> {
     let mut best = [0.0; K];
-    let mut best_j = 0.0;
-    let mut j = 0.0;
-    while j < n {
-        var.set(j);
+    let mut best_j = 0;
+    // n ≤ MAX_CHOOSE_COUNT: a whole number of candidates, exact in both types.
+    for j in 0..n as usize {
+        var.set(j as f64);
         let mut keys = [0.0; K];
         for (x, k) in keys.iter_mut().zip(key) {
-            *x = eval_key(k, cx)?;
+            *x = k.at(j, cx)?;
         }
-        if j == 0.0 || strictly_less(&keys, &best) {
+        if j == 0 || strictly_less(&keys, &best) {
             best = keys;
             best_j = j;
         }
-        j += 1.0;
     }
-    Ok(best_j)
+    Ok(best_j as f64)
 }
 
 /// [`choose_loop`] for a longer key tuple, in the scratch buffers.
