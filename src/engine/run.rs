@@ -184,8 +184,11 @@ pub fn run(
         });
     }
     let initial = match prog.arrival {
-        // All n live at once: spawn exactly n.
-        Arrival::Batch(n) | Arrival::Closed(n) => usize::try_from(n).unwrap_or(usize::MAX),
+        // All n live at once, and the one vacant the loop keeps: a batch
+        // never grows its tables (growth doubles them) after the start.
+        Arrival::Batch(n) | Arrival::Closed(n) => {
+            usize::try_from(n).map_or(usize::MAX, |n| n.saturating_add(1))
+        }
         _ => 1,
     };
     spawn_sessions(&mut world, initial);
@@ -368,4 +371,27 @@ pub fn verdict(world: &mut World, schedule: &mut Schedule) -> Result<(), RunErro
     world.insert_resource(Verdict(Ok(())));
     schedule.run(world);
     world.remove_resource::<Verdict>().map_or(Ok(()), |v| v.0)
+}
+
+#[cfg(test)]
+mod sizes {
+    use super::super::events::Event;
+    use super::super::session::{Continuation, Dealings, Draws, Life};
+    use super::super::stage::Job;
+
+    #[test]
+    fn a_live_session_costs_what_docs_development_md_says() {
+        // docs/development.md gives these sizes (x86-64) as the bytes of a
+        // live session; a component that grows must update the figures.
+        let sizes = [
+            ("continuation", size_of::<Continuation>()),
+            ("draws", size_of::<Draws>()),
+            ("life", size_of::<Life>()),
+            ("dealings", size_of::<Dealings>()),
+            ("job", size_of::<Option<Job>>()),
+            ("event", size_of::<Event>()),
+        ];
+        eprintln!("{sizes:?}");
+        assert_eq!(sizes.map(|(_, n)| n), [32, 56, 32, 8, 40, 40], "{sizes:?}");
+    }
 }

@@ -218,11 +218,9 @@ impl AttrRows {
         }
     }
 
-    /// Room for `rows` rows in all, reserved exactly.
+    /// Room for `rows` rows more, reserved exactly.
     pub fn reserve_rows(&mut self, rows: usize) {
-        let want = rows.saturating_mul(self.width);
-        self.values
-            .reserve_exact(want.saturating_sub(self.values.len()));
+        self.values.reserve_exact(rows.saturating_mul(self.width));
     }
 
     /// A new row, all zeros; rows are handed out in order.
