@@ -375,9 +375,9 @@ pub fn verdict(world: &mut World, schedule: &mut Schedule) -> Result<(), RunErro
 
 #[cfg(test)]
 mod sizes {
-    use super::super::events::Event;
-    use super::super::session::{Continuation, Dealings, Draws, Life};
-    use super::super::stage::Job;
+    use crate::engine::events::Event;
+    use crate::engine::session::{Continuation, Dealings, Draws, Life};
+    use crate::engine::stage::Job;
 
     #[test]
     fn a_live_session_costs_what_docs_development_md_says() {
