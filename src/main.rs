@@ -111,7 +111,7 @@ enum Command {
     /// rest). A progress bar is drawn on stderr when it is a terminal,
     /// never otherwise.
     #[command(
-        after_help = "Examples:\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,3,4 --replications 5 --out results.csv\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:4 --grid ND=2,4 --format jsonl\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,4 --replications 5 --plot ttft.svg --x lam --y ttft.p99 --log-y\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,4 --out results.csv --resume"
+        after_help = "Examples:\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,3,4 --replications 5 --out results.csv\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:4 --grid ND=2,4 --format jsonl\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,4 --replications 5 --plot ttft.svg --x lam --y ttft.p99 --log-y\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,3,4 --replications 5 --out results.csv --resume"
     )]
     Sweep {
         #[command(flatten)]
@@ -190,8 +190,10 @@ enum Command {
     /// Draw the deployment: stations, pools and the session's path.
     ///
     /// One box per stage member, the pools above them with dashed links to
-    /// the runs held inside them, the path as arrows in program order, a
-    /// run over several stages as one bracketed job. Example:
+    /// the runs held inside them (dotted, `lease`, to the runs a lease keeps
+    /// their units through), the path as arrows in program order (a branch's
+    /// arrows labelled with its guard or `else`, a loop's way back with
+    /// `repeat`), a run over several stages as one bracketed job. Example:
     ///
     ///   serq draw examples/pd-disaggregation/pull_maxmin.sq -o pd.svg
     Draw {

@@ -74,3 +74,81 @@ fn every_sq_block_in_the_docs_links_and_every_error_block_is_refused() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn every_serving_construct_has_an_example_in_the_docs_that_links() {
+    // Each of these appears in some ```sq block (not an error block), so
+    // the test above links an example of it. `use` is the exception: a
+    // program given as text cannot `use` (tests/libraries.rs runs it).
+    let linked: String = sq_blocks()
+        .into_iter()
+        .filter(|(_, _, is_error, _)| !is_error)
+        .map(|(_, _, _, text)| text)
+        .collect();
+    let constructs = [
+        ": step",
+        "budget ",
+        "chunk ",
+        "cost ",
+        "memory ",
+        "serve admission",
+        "serve decode first",
+        "serve exclusive prefill",
+        "serve by (",
+        "prefill (",
+        "decode (",
+        "growing ",
+        "block ",
+        "blocksize(",
+        "evict lru",
+        "evict by (",
+        "preempt lifo",
+        "preempt none",
+        "queue fifo",
+        "queue by (",
+        "admit via ",
+        "spill ",
+        "reuse (",
+        "at admission (",
+        "cache (",
+        "cached",
+        "computed",
+        "cachedin(",
+        "drop ",
+        "budget_left(",
+        "hidden ",
+        "server {",
+        "request;",
+        "trace \"",
+        " ordered;",
+        "more",
+        "turn_no",
+        "est_lambda(",
+        "est_rho(",
+        "est_wait(",
+        "price(",
+        "tool ",
+        " on ",
+        "kv_decode",
+        "kv_prefill",
+        "attention",
+        "decoders",
+        "residents",
+        "prefilled",
+        "tokens",
+        "remaining",
+        "decoding",
+        "admission",
+        "waited",
+        "waiting",
+        "size",
+        "age",
+        "last",
+    ];
+    let missing: Vec<&str> = constructs
+        .iter()
+        .copied()
+        .filter(|c| !linked.contains(c))
+        .collect();
+    assert!(missing.is_empty(), "no linked example of {missing:?}");
+}

@@ -207,6 +207,54 @@ fn the_three_arrivals_errors() {
 
 // ----- run options: the event cap, the progress callback, invariants --------
 
+#[test]
+fn a_nan_cost_is_an_error_naming_the_session_served_and_its_run() {
+    // Budget 4: session 0 prefills 3 at 0; the cost 0/0 is NaN.
+    let e = fails(
+        "stage e : step { budget 4; cost 0 / (tokens - tokens); } workload { arrive batch(1); }
+        session { run e prefill (3); }
+        run { horizon 5; }",
+    );
+    assert!(
+        e.message.contains("NaN") && e.message.contains("`e`"),
+        "{}",
+        e.message
+    );
+    assert_eq!((e.session, e.at, e.time), (Some(0), Some((2, 0)), 0.0));
+}
+
+#[test]
+fn an_iteration_with_tokens_that_costs_nothing_is_an_error() {
+    // Session 1 (first in serve order: session 0 is still at d) reaches e
+    // at 0 and prefills 3 there; 1 - tokens = -2. A computed budget of 0
+    // (no decoders) would instead schedule nothing and wait.
+    let e = fails(
+        "stage e : step { budget 4; cost 1 - tokens; } stage d : delay;
+        workload { arrive batch(2); }
+        session { run d (1 - serial); run e prefill (3); }
+        run { horizon 5; }",
+    );
+    assert!(
+        e.message.contains("costs -2") && e.message.contains("above 0"),
+        "{}",
+        e.message
+    );
+    assert_eq!((e.session, e.at, e.time), (Some(1), Some((2, 1)), 0.0));
+}
+
+#[test]
+fn a_computed_budget_of_zero_schedules_nothing_and_the_engine_waits() {
+    // budget 4 * decoders with only a prefill resident: no iteration ever.
+    let report = common::run(
+        "stage e : step { budget 4 * decoders; cost 1; } workload { arrive batch(1); }
+        session { run e prefill (3); }
+        run { horizon 5; }",
+    )
+    .expect("runs");
+    assert_eq!(report.stages[0].iterations, 0);
+    assert_eq!(report.stages[0].completed, 0);
+}
+
 fn options_run(source: &str, options: &mut serq::RunOptions<'_>) -> Result<serq::Report, RunError> {
     serq::run_with(&common::compile(source), options)
 }
@@ -280,14 +328,18 @@ fn session_counts_add_up_when_sessions_outlive_the_horizon() {
     );
 }
 
-/// Every example and conformance program, as the repository holds them.
+/// Every example and conformance program, and the serving corpus, as the
+/// repository holds them.
 fn corpus() -> Vec<(String, String)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     for dir in [
         "examples/single-turn",
         "examples/pd-disaggregation",
+        "examples/multi-turn",
         "tests/conformance",
+        "tests/conformance/t2",
+        "tests/serving",
     ] {
         let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
             .expect("the directory exists")
@@ -304,11 +356,13 @@ fn corpus() -> Vec<(String, String)> {
 }
 
 #[test]
-fn every_example_and_conformance_program_keeps_the_invariants_after_every_event() {
+fn every_example_conformance_and_serving_program_keeps_the_invariants_after_every_event() {
     let corpus = corpus();
-    assert!(corpus.len() > 60, "{} programs", corpus.len());
-    for (path, text) in corpus {
-        let Ok(program) = serq::compile_source(&text, &serq::Overrides::default()) else {
+    assert!(corpus.len() > 200, "{} programs", corpus.len());
+    for (path, _) in corpus {
+        // From the file, so a trace or a library beside it resolves.
+        let file = std::path::Path::new(&path);
+        let Ok(program) = serq::compile_file(file, &serq::Overrides::default()) else {
             continue; // a rejection case
         };
         let plain = serq::run(&program);

@@ -1,4 +1,5 @@
-//! Property tests over generated Tier-1 programs (tests/gen/mod.rs): every one
+//! Property tests over generated programs (tests/gen/mod.rs), Tier 1 and
+//! serving: every one
 //! links, its IR round-trips through JSON, and (with the engine) it runs to
 //! a report of finite figures that one seed reproduces.
 
@@ -7,6 +8,7 @@
 mod generator;
 
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 use serq::{Overrides, RunOptions, compile_ir, compile_source};
 
 /// Generated programs run under a small horizon: a few thousand events at
@@ -92,37 +94,65 @@ fn assert_finite(report: &serq::Report, source: &str) {
     }
 }
 
+/// Runs a generated program with the invariants checked after every event
+/// (pools within capacity, and with their cache; flow rates within every
+/// shared stage; an iteration's grants within its budget; a growing
+/// resident's position within its allocation; live sessions = created -
+/// ended); the cap turns a runaway program into an error. Its report is
+/// finite and one seed reproduces it.
+fn runs_checked_and_reproducibly(source: &str) -> Result<(), TestCaseError> {
+    let linked = link(source);
+    let mut options = RunOptions {
+        max_events: Some(MAX_EVENTS),
+        check_invariants: true,
+        ..RunOptions::default()
+    };
+    let (report, counts) = serq::engine::run_counted(&linked, &mut options)
+        .unwrap_or_else(|e| panic!("a generated program fails at run time: {e:?}\n{source}"));
+    assert_finite(&report, source);
+    prop_assert_eq!(
+        counts.created,
+        report.arrivals,
+        "sessions created in\n{}",
+        source
+    );
+    prop_assert_eq!(
+        counts.live,
+        counts.created - counts.ended,
+        "live sessions counted one by one, of\n{}",
+        source
+    );
+    // `ended` in the report counts only ends at or after the warm-up.
+    prop_assert!(
+        counts.ended >= report.ended,
+        "{:?} {} of\n{}",
+        counts,
+        report.ended,
+        source
+    );
+    let again = serq::run(&linked).expect("ran once");
+    // As JSON: the same seed gives the same report, digit for digit,
+    // and checking the invariants changed nothing.
+    prop_assert_eq!(
+        report.to_json(true),
+        again.to_json(true),
+        "two runs of\n{}",
+        source
+    );
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(config(200))]
 
     #[test]
     fn generated_programs_run_to_finite_reports_that_one_seed_reproduces(program in generator::program()) {
-        let source = program.to_string();
-        let linked = link(&source);
-        // The engine checks its invariants after every event (pools within
-        // capacity, flow rates within every shared stage, live sessions =
-        // created - ended); the cap turns a runaway program into an error.
-        let mut options = RunOptions {
-            max_events: Some(MAX_EVENTS),
-            check_invariants: true,
-            ..RunOptions::default()
-        };
-        let (report, counts) = serq::engine::run_counted(&linked, &mut options)
-            .unwrap_or_else(|e| panic!("a generated program fails at run time: {e:?}\n{source}"));
-        assert_finite(&report, &source);
-        prop_assert_eq!(counts.created, report.arrivals, "sessions created in\n{}", source);
-        prop_assert_eq!(
-            counts.live,
-            counts.created - counts.ended,
-            "live sessions counted one by one, of\n{}",
-            source
-        );
-        // `ended` in the report counts only ends at or after the warm-up.
-        prop_assert!(counts.ended >= report.ended, "{:?} {} of\n{}", counts, report.ended, source);
-        let again = serq::run(&linked).expect("ran once");
-        // As JSON: the same seed gives the same report, digit for digit,
-        // and checking the invariants changed nothing.
-        prop_assert_eq!(report.to_json(true), again.to_json(true), "two runs of\n{}", source);
+        runs_checked_and_reproducibly(&program.to_string())?;
+    }
+
+    #[test]
+    fn generated_serving_programs_run_keeping_the_invariants(program in generator::serving_program()) {
+        runs_checked_and_reproducibly(&program.to_string())?;
     }
 }
 
@@ -163,4 +193,42 @@ fn the_generator_makes_programs_with_flows_holds_loops_and_every_arrival() {
         "{flows} {holds} {loops} {leases}"
     );
     assert!(arrivals.iter().all(|&n| n > 30), "{arrivals:?}");
+}
+
+#[test]
+fn the_serving_generator_exercises_the_engine_its_pools_server_and_traces() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let (mut servers, mut traces, mut spills) = (0, 0, 0);
+    let (mut iterated, mut preempted, mut cached, mut spilled) = (0, 0, 0, 0);
+    for _ in 0..300 {
+        let p = generator::serving_program()
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        let text = p.to_string();
+        servers += usize::from(text.contains("server {"));
+        traces += usize::from(text.contains("trace \""));
+        spills += usize::from(text.contains(" spill "));
+        let report = serq::run(&link(&text)).expect("runs");
+        let kv = report
+            .pools
+            .iter()
+            .find(|q| q.name == "kv_e")
+            .expect("kv_e");
+        let eng = report.stages.iter().find(|s| s.name == "eng").expect("eng");
+        iterated += usize::from(eng.iterations > 0);
+        preempted += usize::from(kv.preemptions > 0);
+        cached += usize::from(kv.mean_cached > 0.0);
+        spilled += usize::from(kv.spills > 0);
+    }
+    assert!(
+        servers > 100 && traces > 150 && spills > 100,
+        "{servers} {traces} {spills}"
+    );
+    assert!(
+        iterated > 120 && preempted > 0 && cached > 80 && spilled > 20,
+        "{iterated} {preempted} {cached} {spilled}"
+    );
 }

@@ -190,3 +190,51 @@ fn by_family_folds_an_array_into_one_row_of_mean_min_and_max() {
     assert_eq!(v["stages"][2]["member"], 2);
     assert!(v["pools"][0]["member"].is_null());
 }
+
+#[test]
+fn a_wide_figure_widens_its_column_instead_of_touching_the_next() {
+    // chat.sq's kv pool: 11759.553 used and 36239.694 cached once printed as
+    // `11759.55336239.694`; each figure now keeps a space before it.
+    let mut report = worked_example();
+    report.pools[0].mean_used = 11759.553;
+    report.pools[0].mean_cached = 36239.694;
+    let table = report.to_table();
+    let row: Vec<&str> = table
+        .lines()
+        .find(|l| l.starts_with("kvP "))
+        .expect("the pool's row")
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[..3], ["kvP", "11759.553", "36239.694"]);
+    // The header stays over its column: right edges line up.
+    let head = table
+        .lines()
+        .find(|l| l.starts_with("pool"))
+        .expect("header");
+    let line = table.lines().find(|l| l.starts_with("kvP ")).expect("row");
+    let right = |l: &str, word: &str| l.find(word).map(|i| i + word.len());
+    assert_eq!(right(head, "cached"), right(line, "36239.694"));
+}
+
+#[test]
+fn a_serving_run_shows_iterations_evictions_and_preemptions() {
+    // The kernel report keeps its columns.
+    let kernel = worked_example().to_table();
+    assert!(!kernel.contains("iters") && !kernel.contains("preempted"));
+    let mut report = worked_example();
+    report.stages[0].iterations = 345917;
+    report.pools[0].evicted_units = 6657792.0;
+    report.pools[0].preemptions = 344;
+    let table = report.to_table();
+    let stage: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("stage"))
+        .take(2)
+        .flat_map(str::split_whitespace)
+        .collect();
+    assert_eq!(stage[7], "iters");
+    assert_eq!(stage[15], "345917");
+    let pool = table.lines().find(|l| l.starts_with("kvP ")).expect("row");
+    let words: Vec<&str> = pool.split_whitespace().collect();
+    assert_eq!(words[8..], ["6657792", "344"]);
+}

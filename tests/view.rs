@@ -58,6 +58,17 @@ fn examples() -> Vec<(String, PathBuf)> {
     out
 }
 
+/// Every example program, linked.
+fn example_programs() -> Vec<serq::ValidProgram> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    examples()
+        .into_iter()
+        .map(|(name, _)| {
+            compile(&std::fs::read_to_string(root.join(&name)).expect("readable example"))
+        })
+        .collect()
+}
+
 #[test]
 fn every_example_draws_as_its_golden_file() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -141,12 +152,8 @@ fn a_flows_stations_are_adjacent_in_run_order() {
 
 #[test]
 fn no_arrow_runs_between_the_stations_of_one_flow() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut programs = vec![compile(REORDERED)];
-    for (name, _) in examples() {
-        let source = std::fs::read_to_string(root.join(&name)).expect("readable example");
-        programs.push(compile(&source));
-    }
+    programs.extend(example_programs());
     let mut rails = 0;
     for program in &programs {
         let layout = view::layout(program);
@@ -253,4 +260,183 @@ fn a_step_stage_is_drawn_as_an_engine_and_admit_via_links_its_pool_to_it() {
     let svg = view::svg(&program, "engine");
     assert!(svg.contains("class=\"station step\""), "{svg}");
     assert!(svg.contains("class=\"admit\""), "{svg}");
+}
+
+/// The label of the arrow from the station labelled `from` to the one
+/// labelled `to` (`end` for the sink).
+fn label_of<'a>(layout: &'a Layout, from: &str, to: &str) -> Option<&'a str> {
+    let at = |name: &str| {
+        if name == "end" {
+            return Some(layout.stations.len() as i64);
+        }
+        layout
+            .stations
+            .iter()
+            .position(|s| s.label == name)
+            .map(|i| i as i64)
+    };
+    let (tail, head) = (at(from).expect("tail drawn"), at(to).expect("head drawn"));
+    let arrow = layout
+        .arrows
+        .iter()
+        .find(|a| a.tail.first == tail && a.head.first == head)
+        .unwrap_or_else(|| panic!("an arrow {from} -> {to}"));
+    arrow.label.as_deref()
+}
+
+#[test]
+fn branch_arrows_carry_their_condition_and_a_loops_way_back_says_repeat() {
+    let layout = view::layout(&compile(
+        "stage a : delay; stage b : delay; stage c : delay; stage u : delay;
+         workload { arrive poisson(1); init { set x = 1; set more = 1; } }
+         session {
+           loop {
+             branch (x > 2) { run a (1); } else { run b (1); }
+             branch with (0.3) { run c (1); }
+             branch (x == 1) { set x = 2; }
+             run u (1);
+             branch (more) { } else { end; }
+           }
+         }
+         run { horizon 10; }",
+    ));
+    // Into each arm: its guard, or `else`.
+    assert_eq!(label_of(&layout, "a", "c"), Some("with (0.3)"));
+    assert_eq!(label_of(&layout, "b", "c"), Some("with (0.3)"));
+    assert_eq!(label_of(&layout, "a", "u"), Some("else"));
+    assert_eq!(label_of(&layout, "c", "u"), None);
+    // `end;` in the else arm: the sink's arrow says so.
+    assert_eq!(label_of(&layout, "u", "end"), Some("else"));
+    // The way back to the loop's first runs, from the empty `more` arm.
+    assert_eq!(label_of(&layout, "u", "a"), Some("repeat"));
+    assert_eq!(label_of(&layout, "u", "b"), Some("repeat"));
+    // The loop's entry from the source is taken once: the first branch's guards.
+    let entries: Vec<Option<&str>> = layout
+        .arrows
+        .iter()
+        .filter(|a| a.from == Point::Source)
+        .map(|a| a.label.as_deref())
+        .collect();
+    assert_eq!(entries, [Some("x > 2"), Some("else")]);
+
+    // Both arms lead to the same run: the arrow is always taken, no label.
+    let same = view::layout(&compile(
+        "stage s : fifo;
+         workload { arrive poisson(1); }
+         session { set t0 = now; branch (t0 > 1) { observe late = t0; } run s (1); }
+         run { horizon 10; }",
+    ));
+    assert!(same.arrows.iter().all(|a| a.label.is_none()));
+    let svg = view::svg(&compile(LEASED), "x");
+    assert!(!svg.contains("class=\"when\""), "{svg}");
+}
+
+/// A prefill's KV leased until the transfer after it has read it; a slot
+/// leased for 2 after the decode, with no run while it lasts.
+const LEASED: &str = "
+pool kvP { cap 10; } pool kvD { cap 10; } pool slot { cap 2; }
+stage P : ps(1); stage L : ps(1); stage D : ps(1);
+workload { arrive poisson(1); }
+session {
+  hold kvP (4) { run P (1); } lease kvP (inf);
+  hold kvD (4) { run L (1); load kvD (4); release kvP; run D (1); }
+  hold slot (1) { run D (1); } lease slot (2);
+}
+run { horizon 10; }
+";
+
+#[test]
+fn a_lease_links_its_pool_to_the_runs_made_while_it_keeps_the_units() {
+    let layout = view::layout(&compile(LEASED));
+    let at = |row: &[view::Station], name: &str| {
+        row.iter().position(|s| s.label == name).expect("drawn") as i64
+    };
+    let station = |name: &str| at(&layout.stations, name);
+    let pool = |name: &str| at(&layout.pools, name);
+    let leases: Vec<(i64, i64, &str)> = layout
+        .leases
+        .iter()
+        .map(|l| (l.link.pool.first, l.link.run.first, l.label.as_str()))
+        .collect();
+    // kvP's units stay with the session for L (released before D); slot's
+    // lease has no run in it, so it is drawn on the run it follows.
+    assert_eq!(
+        leases,
+        [
+            (pool("kvP"), station("L"), "lease"),
+            (pool("slot"), station("D"), "lease (2)"),
+        ]
+    );
+    let svg = view::svg(&compile(LEASED), "leased");
+    assert_eq!(svg.matches("class=\"lease\"").count(), 2, "{svg}");
+    assert!(svg.contains(">lease (2)</text>"), "{svg}");
+}
+
+/// Whether segments a-b and c-d meet (touching counts).
+fn meet(a: (i32, i32), b: (i32, i32), c: (i32, i32), d: (i32, i32)) -> bool {
+    let cross = |o: (i32, i32), p: (i32, i32), q: (i32, i32)| {
+        let v = i64::from(p.0 - o.0) * i64::from(q.1 - o.1)
+            - i64::from(p.1 - o.1) * i64::from(q.0 - o.0);
+        v.signum()
+    };
+    let within = |o: (i32, i32), p: (i32, i32), q: (i32, i32)| {
+        q.0 >= o.0.min(p.0) && q.0 <= o.0.max(p.0) && q.1 >= o.1.min(p.1) && q.1 <= o.1.max(p.1)
+    };
+    let (d1, d2) = (cross(c, d, a), cross(c, d, b));
+    let (d3, d4) = (cross(a, b, c), cross(a, b, d));
+    if d1 * d2 < 0 && d3 * d4 < 0 {
+        return true;
+    }
+    (d1 == 0 && within(c, d, a))
+        || (d2 == 0 && within(c, d, b))
+        || (d3 == 0 && within(a, b, c))
+        || (d4 == 0 && within(a, b, d))
+}
+
+#[test]
+fn pool_links_cross_only_where_their_pools_and_runs_stand_in_opposite_orders() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut programs = vec![compile(LEASED)];
+    programs.extend(example_programs());
+    let nixl = std::fs::read_to_string(root.join("examples/pd-disaggregation/nixl_pull.sq"))
+        .expect("readable example");
+    let two = Overrides {
+        sets: vec![("NP".into(), 2.0), ("ND".into(), 2.0)],
+        ..Overrides::default()
+    };
+    programs.push(serq::compile_source(&nixl, &two).expect("nixl_pull links at 2 x 2"));
+    let mut shared_ends = 0;
+    for program in &programs {
+        let l = view::layout(program);
+        // Every link as (pool spot, run spot, top point, bottom point); the
+        // y of the ends do not matter for the order, only that tops are
+        // above bottoms.
+        let links: Vec<_> = l
+            .links
+            .iter()
+            .chain(l.leases.iter().map(|x| &x.link))
+            .chain(&l.admits)
+            .map(|k| (k.pool, k.run, (k.pool_x, 0), (k.run_x, 100)))
+            .collect();
+        for (i, a) in links.iter().enumerate() {
+            for b in &links[i + 1..] {
+                let shared = a.0 == b.0 || a.1 == b.1;
+                shared_ends += usize::from(shared);
+                // Crossing is forced when one pool stands left of the other
+                // and its run right of the other's.
+                let forced = !shared && (a.0.mid() < b.0.mid()) != (a.1.mid() < b.1.mid());
+                if !forced {
+                    assert!(
+                        !meet(a.2, a.3, b.2, b.3),
+                        "links {:?} and {:?} meet",
+                        (a.2, a.3),
+                        (b.2, b.3)
+                    );
+                }
+            }
+        }
+    }
+    // nixl_pull (kvD to D and to the read; kvP's hold and lease), LEASED,
+    // the vLLM-like engines (a hold and `admit via`), … share ends.
+    assert!(shared_ends >= 8, "{shared_ends}");
 }

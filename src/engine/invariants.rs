@@ -12,9 +12,10 @@ use bevy_ecs::prelude::*;
 use super::code::Code;
 use super::flow::{FlowOf, Flows};
 use super::interface::RunError;
+use super::kv::KvPools;
 use super::pool::PoolLevels;
 use super::resources::{Census, Clock, Members};
-use super::session::{Life, Vacant};
+use super::session::{Dealings, Life, Vacant};
 use super::stage::Service;
 
 /// Relative tolerance of a sum against a capacity: rates and units are sums
@@ -31,7 +32,11 @@ fn exceeds(x: f64, cap: f64) -> bool {
     x.is_nan() || x > cap + TOLERANCE * cap.abs().max(1.0)
 }
 
-/// Checks, now: every pool's allocation is within its capacity; every
+/// Checks, now: every pool's allocation is within its capacity, and its
+/// allocation and cached units together too (a spill target excepted: it
+/// takes spilled pieces before it evicts, spec §8.3); a running
+/// iteration's grants are within its budget, and each growing resident
+/// given tokens has its position within its hold's allocation; every
 /// shared stage's flows have rates ≥ 0 summing within its capacity, and
 /// every flow's entity names its session; the live sessions are those
 /// created and not ended, and every session entity is live or vacant.
@@ -40,6 +45,8 @@ pub fn check_invariants(
     code: Res<Code>,
     clock: Res<Clock>,
     levels: Res<PoolLevels>,
+    kv: Res<KvPools>,
+    dealings: Query<&Dealings>,
     flows: Res<Flows>,
     members: Res<Members>,
     census: Res<Census>,
@@ -58,6 +65,12 @@ pub fn check_invariants(
         })
     };
     let prog = &code.program;
+    let mut spill_target = vec![false; prog.pools.len()];
+    for q in &prog.pools {
+        if let Some(t) = q.spill.as_ref().and_then(|s| spill_target.get_mut(s.to)) {
+            *t = true;
+        }
+    }
     for (p, (&used, &cap)) in levels.used.iter().zip(&levels.cap).enumerate() {
         if exceeds(used, cap) {
             verdict.0 = error(format!(
@@ -65,6 +78,57 @@ pub fn check_invariants(
                 prog.pools[p].name
             ));
             return;
+        }
+        let cached = kv.cache.get(p).map_or(0.0, |c| c.total());
+        if !spill_target[p] && exceeds(used + cached, cap) {
+            verdict.0 = error(format!(
+                "invariant broken: pool `{}` (member {p}) has {used} units allocated and {cached} cached, above its capacity {cap}",
+                prog.pools[p].name
+            ));
+            return;
+        }
+    }
+    for (s, &e) in members.stages.iter().enumerate() {
+        let Ok(Service::Step(engine)) = services.get(e) else {
+            continue;
+        };
+        if !engine.running {
+            continue;
+        }
+        let granted: f64 = engine.residents.iter().map(|r| r.granted).sum();
+        if exceeds(granted, engine.budget) {
+            verdict.0 = error(format!(
+                "invariant broken: step stage `{}` (member {s}) granted {granted} tokens in an iteration of budget {}",
+                prog.stages[s].name, engine.budget
+            ));
+            return;
+        }
+        for r in engine.residents.iter().filter(|r| r.granted > 0.0) {
+            let Some(p) = r.growing else {
+                continue;
+            };
+            let held = dealings.get(r.session).ok().and_then(|d| {
+                d.holds()
+                    .iter()
+                    .rev()
+                    .flat_map(|h| h.pools.iter())
+                    .find(|x| x.pool == p && !x.released)
+                    .copied()
+            });
+            let Some(held) = held else {
+                verdict.0 = error(format!(
+                    "invariant broken: a growing resident of step stage `{}` holds no `{}`",
+                    prog.stages[s].name, prog.pools[p as usize].name
+                ));
+                return;
+            };
+            if exceeds(held.position, held.units) {
+                verdict.0 = error(format!(
+                    "invariant broken: a growing resident of step stage `{}` is at position {} of `{}`, beyond its allocation {}",
+                    prog.stages[s].name, held.position, prog.pools[p as usize].name, held.units
+                ));
+                return;
+            }
         }
     }
     let mut sums = vec![0.0; members.stages.len()];
@@ -177,6 +241,79 @@ mod tests {
             e.message.contains("invariant") && e.message.contains("1 session entities"),
             "{}",
             e.message
+        );
+    }
+
+    #[test]
+    fn a_pool_whose_cache_and_allocation_pass_its_capacity_breaks_an_invariant() {
+        use crate::engine::kv::{KvPools, Owner};
+        let source = "pool p { cap 10; spill q via s (0) when (1); } pool q { cap 4; } stage s : delay;
+             workload { arrive batch(1); } session { hold p (4) { run s (1); } cache (4) } run { horizon 5; }";
+        let (mut world, mut checks) = world(source);
+        world.resource_mut::<PoolLevels>().used[0] = 8.0;
+        world.resource_mut::<KvPools>().cache[0].store(0, Owner::Ended(Box::new([])), 2.0, 0.0);
+        verdict(&mut world, &mut checks).expect("8 used + 2 cached in a pool of 10");
+        {
+            let mut kv = world.resource_mut::<KvPools>();
+            kv.cache[0].store(0, Owner::Ended(Box::new([])), 3.0, 0.0);
+            // A spill target may hold more than its capacity until it evicts.
+            kv.cache[1].store(0, Owner::Ended(Box::new([])), 6.0, 0.0);
+        }
+        let e = verdict(&mut world, &mut checks).expect_err("8 used + 3 cached in a pool of 10");
+        assert!(
+            e.message.contains("invariant") && e.message.contains("3 cached"),
+            "{}",
+            e.message
+        );
+        world.resource_mut::<KvPools>().cache[0].drop_live(0);
+        verdict(&mut world, &mut checks).expect("q is a spill target: 6 cached in a pool of 4");
+    }
+
+    #[test]
+    fn an_iteration_granting_past_its_budget_breaks_an_invariant() {
+        use crate::engine::residents::Resident;
+        use crate::engine::serving::iteration::Mode;
+        let (mut world, mut checks) = world(
+            "stage e : step { budget 4; cost 1; } workload { arrive batch(1); }
+             session { run e prefill (10); } run { horizon 5; }",
+        );
+        spawn_sessions(&mut world, 1);
+        let session = world.resource::<Vacant>().0[0];
+        let e = world.resource::<crate::engine::resources::Members>().stages[0];
+        {
+            let mut service = world.get_mut::<Service>(e).expect("stage e");
+            let Service::Step(engine) = &mut *service else {
+                panic!("e is a step stage");
+            };
+            engine.running = true;
+            engine.budget = 4.0;
+            engine.residents.push(Resident {
+                session,
+                mode: Mode::Prefill,
+                remaining: 10.0,
+                growing: None,
+                joined: 0.0,
+                order: 0,
+                granted: 4.0,
+                stalled: false,
+                fresh: false,
+                rank: 0,
+                at: (0, 0),
+                admission: 0.0,
+                kv: 0.0,
+            });
+        }
+        verdict(&mut world, &mut checks).expect("4 tokens of a budget of 4");
+        if let Some(mut service) = world.get_mut::<Service>(e)
+            && let Service::Step(engine) = &mut *service
+        {
+            engine.residents[0].granted = 5.0;
+        }
+        let err = verdict(&mut world, &mut checks).expect_err("5 tokens of a budget of 4");
+        assert!(
+            err.message.contains("invariant") && err.message.contains("budget 4"),
+            "{}",
+            err.message
         );
     }
 }

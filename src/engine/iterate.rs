@@ -139,15 +139,8 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
     step_moment.0[ctx_index(Ctx::Residents)] = residents;
     step_moment.0[ctx_index(Ctx::Attention)] = totals.attention;
     let cost = eval_engine(code, sim, s, &step.cost, &step_moment, "cost")?;
-    let name = &code.program.stages[s].name;
-    if cost.is_nan() {
-        return Err(sim.error(format!("step stage `{name}`: the cost is NaN")));
-    }
-    if totals.tokens > 0.0 && cost <= 0.0 {
-        return Err(sim.error(format!(
-            "step stage `{name}`: an iteration of {} tokens costs {cost}; a cost must be above 0",
-            totals.tokens
-        )));
+    if cost.is_nan() || (totals.tokens > 0.0 && cost <= 0.0) {
+        return Err(cost_error(code, sim, s, cost, totals.tokens));
     }
     let now = sim.clock.now;
     let generation = {
@@ -159,6 +152,7 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
         engine.generation += 1;
         engine.iterations += 1;
         engine.served = totals.served;
+        engine.budget = budget;
         engine.generation
     };
     if let Ok((service, _)) = sim.store.stages.get(sim.members.stages[s]) {
@@ -169,6 +163,33 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
         EventKind::IterationEnd(s as u32, generation),
     );
     refresh_budget_left(code, sim, s)
+}
+
+/// A cost that is NaN, or not above 0 for an iteration that schedules
+/// tokens: a run-time error naming the session first served and its run
+/// statement (the iteration's, when nobody was served).
+fn cost_error(code: &Code, sim: &mut Sim, s: usize, cost: f64, tokens: f64) -> RunError {
+    let name = &code.program.stages[s].name;
+    let message = if cost.is_nan() {
+        format!("step stage `{name}`: the cost of an iteration of {tokens} tokens is NaN")
+    } else {
+        format!(
+            "step stage `{name}`: an iteration of {tokens} tokens costs {cost}; a cost must be above 0"
+        )
+    };
+    let first = engine_of(sim, s).ok().and_then(|mut service| {
+        let engine = service.engine()?;
+        engine
+            .residents
+            .iter()
+            .filter(|r| r.granted > 0.0)
+            .min_by_key(|r| r.rank)
+            .map(|r| (r.session, r.at))
+    });
+    match first {
+        Some((e, at)) => sim.session_error(e, at, message),
+        None => sim.error(message),
+    }
 }
 
 /// Puts the residents of step stage `s` in serve order (their `rank`
@@ -318,19 +339,44 @@ fn serve(
         k = position;
     }
     let withdrawal = handout.take(mode, tokens, k);
+    if withdrawal == Withdrawal::Decodes {
+        withdraw_decodes(sim, s)?;
+    }
     let mut service = engine_of(sim, s)?;
     let Some(engine) = service.engine() else {
         return Ok(());
     };
-    if withdrawal == Withdrawal::Decodes {
+    if let Some(r) = engine.find_at(hint, e) {
+        engine.residents[r].granted = tokens;
+    }
+    Ok(())
+}
+
+/// Under `exclusive prefill`, a prefill admitted in the iteration took it
+/// alone: the decode grants made before it are withdrawn, and a growing
+/// decode's position goes back by its token (its grown allocation stays,
+/// as in the reference: tests/serving/serve_exclusive_withdrawn_decode).
+fn withdraw_decodes(sim: &mut Sim, s: usize) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let mut taken: SmallVec<[(Entity, u32, f64); 4]> = SmallVec::new();
+    if let Some(engine) = engine_of(sim, s)?.engine() {
         for r in engine.residents.iter_mut() {
-            if r.mode == Mode::Decode {
+            if r.mode == Mode::Decode && r.granted > 0.0 {
+                if let Some(p) = r.growing {
+                    taken.push((r.session, p, r.granted));
+                }
                 r.granted = 0.0;
             }
         }
     }
-    if let Some(r) = engine.find_at(hint, e) {
-        engine.residents[r].granted = tokens;
+    for (e, p, tokens) in taken {
+        let Some((h, i)) = innermost(sim, e, p) else {
+            continue;
+        };
+        let Ok(mut d) = sim.store.dealings.get_mut(e) else {
+            return Err(lost("session", now));
+        };
+        d.get().holds[h].pools[i].position -= tokens;
     }
     Ok(())
 }

@@ -13,9 +13,11 @@
 use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
+use super::admit::{rounded, units_of};
 use super::budget::refresh_budget_left;
 use super::caching::{keep, kept_units};
 use super::code::{Code, Stmt};
+use super::end_session::end_session;
 use super::interface::RunError;
 use super::serving::EPS;
 use super::serving::iteration::Mode;
@@ -272,6 +274,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
     }
     // Back at the head of the first pool's queue.
     let first = members[0] as usize;
+    let pools = members.clone();
     if let Ok(mut dealings) = sim.store.dealings.get_mut(v) {
         dealings.get().wait = Wait::Hold {
             at,
@@ -296,5 +299,48 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
     if let Some((s, ..)) = taken.resident {
         refresh_budget_left(code, sim, s as usize)?;
     }
+    reject_again(code, sim, v, at, &pools)?;
     Ok(taken)
+}
+
+/// 0.1.0 executes a victim's hold statement again at once: its units are
+/// re-read now (`computed` set) and, as when a session first reaches a
+/// hold, a request above a pool's capacity is rejected there and the
+/// session ends (tests/serving/preempt_victim_rejected_when_units_pass_cap).
+/// Otherwise it waits at the head, re-read at every admission attempt.
+fn reject_again(
+    code: &Code,
+    sim: &mut Sim,
+    v: Entity,
+    at: (usize, usize),
+    pools: &[u32],
+) -> Result<(), RunError> {
+    let mut rejected_at = None;
+    for (k, &p) in pools.iter().enumerate() {
+        let (u, r) = units_of(code, sim, v, at, k)?;
+        let (_, gate) = rounded(sim, p as usize, u, r);
+        if gate > sim.levels.cap[p as usize] {
+            rejected_at = Some(p as usize);
+            break;
+        }
+    }
+    let Some(q) = rejected_at else {
+        return Ok(());
+    };
+    let first = pools[0] as usize;
+    let now = sim.clock.now;
+    if let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first])
+        && let Some(k) = waiters.queue.iter().position(|&x| x == v)
+    {
+        waiters.queue.remove(k);
+        let len = waiters.queue.len();
+        sim.levels.set_queued(&mut stats, first, now, len);
+    }
+    if let Ok(mut dealings) = sim.store.dealings.get_mut(v) {
+        dealings.get().wait = Wait::None;
+    }
+    if let Ok((_, mut stats)) = sim.store.pools.get_mut(sim.members.pools[q]) {
+        stats.rejected += 1;
+    }
+    end_session(code, sim, v)
 }

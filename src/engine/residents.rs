@@ -67,6 +67,9 @@ pub struct Engine {
     pub served: u32,
     /// Iterations started over the whole run.
     pub iterations: u64,
+    /// The running iteration's budget (read at its Budget moment), which
+    /// its grants stay within (checked by `check_invariants`).
+    pub budget: f64,
 }
 
 impl Engine {

@@ -168,6 +168,11 @@ impl Defs {
         defs
     }
 
+    /// Whether `name` is a definition.
+    pub fn knows(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
+    }
+
     /// The names of the definitions (for did-you-mean notes; the order is
     /// a map's and never reaches the output).
     pub fn names(&self) -> impl Iterator<Item = &str> {

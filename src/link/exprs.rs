@@ -339,6 +339,19 @@ impl Linker<'_> {
         if f.name == "blocksize" {
             return self.blocksize(f, args);
         }
+        if self.defs.knows(&f.name) {
+            // A use outside the statements (a stage's or a pool's option,
+            // a step stage's cost): statements had theirs expanded before
+            // lowering; these expand here, as 0.1.0 accepts them.
+            let call = ast::Expr {
+                kind: ExprKind::Call(f.clone(), args.to_vec()),
+                span,
+            };
+            let mut diags = Vec::new();
+            let expanded = self.defs.expand_expr(&call, &mut diags);
+            self.diags.extend(diags);
+            return self.lower_expr(&expanded, m);
+        }
         let d = Diagnostic::new(
             "unknown-function",
             f.span,

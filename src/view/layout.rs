@@ -8,6 +8,7 @@
 use super::label;
 use super::path::{Point, Target, Visit, Walk};
 use crate::ir::Program;
+use std::collections::BTreeMap;
 
 /// Families larger than this are drawn as one station `name ×N`.
 pub const COLLAPSE_ABOVE: usize = 8;
@@ -21,6 +22,8 @@ pub const POOL_H: i32 = 38;
 pub const FRAME_PAD: i32 = 7;
 /// Radius of the source and sink circles.
 pub const END_R: i32 = 14;
+/// Width of a character of the small labels (arrows, leases), in pixels.
+pub const SMALL_W: i32 = 7;
 
 const MEMBER_GAP: i32 = 10;
 const FLOW_GAP: i32 = 18;
@@ -104,6 +107,12 @@ pub struct Arrow {
     pub head: Spot,
     /// How it is drawn.
     pub shape: Shape,
+    /// When it is taken (a branch's guard, `else`, `repeat`), if not always.
+    pub label: Option<String>,
+    /// How far an arc's control points rise above the row, or a return's
+    /// reach below it (the curve itself reaches three quarters of it); 0
+    /// for a straight arrow.
+    pub bend: i32,
 }
 
 /// The rail under the stations of one flow (a run over several stages).
@@ -117,13 +126,41 @@ pub struct Rail {
     pub x1: i32,
 }
 
-/// A dashed link from a pool to the stations of a run inside a hold on it.
+/// A dashed link from a pool to the stations of a run inside a hold on it
+/// (or, for a lease, a run made while the session keeps the pool's units).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Link {
     /// The pool end (pool stations).
     pub pool: Spot,
     /// The run's stations.
     pub run: Spot,
+    /// Where the link leaves the pool's bottom edge: the links of one pool
+    /// leave it side by side in the order of their runs, so they do not cross.
+    pub pool_x: i32,
+    /// Where the link meets the run's top edge, side by side in the order
+    /// of their pools.
+    pub run_x: i32,
+}
+
+impl Link {
+    /// A link from the middle of `pool` to the middle of `run`.
+    fn between(pool: Spot, run: Spot) -> Link {
+        Link {
+            pool,
+            run,
+            pool_x: pool.mid(),
+            run_x: run.mid(),
+        }
+    }
+}
+
+/// A dotted link from a pool to a run made while a lease keeps its units.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseLink {
+    /// Where it is drawn.
+    pub link: Link,
+    /// `lease`, or `lease (t)` for a lease of finite length.
+    pub label: String,
 }
 
 /// The whole drawing, ready to be written out.
@@ -147,6 +184,8 @@ pub struct Layout {
     pub rails: Vec<Rail>,
     /// Pools to the runs they are held around.
     pub links: Vec<Link>,
+    /// Leased pools to the runs made while the lease keeps their units.
+    pub leases: Vec<LeaseLink>,
     /// Pools to the engine (step stage) that admits their queue (`admit via`).
     pub admits: Vec<Link>,
     /// Centre of the source circle.
@@ -326,6 +365,20 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
             same_block[family_of[m]].get_or_insert(i);
         }
     }
+    // A labelled arrow between neighbouring families needs room for its label.
+    let mut room: BTreeMap<(Option<usize>, Option<usize>), i32> = BTreeMap::new();
+    let family_at = |p: Point| match p {
+        Point::At(Target::Member(m) | Target::Family(m)) => Some(family_of[m]),
+        Point::Source | Point::Sink => None,
+    };
+    for e in &walk.edges {
+        if let Some(text) = &e.label {
+            let w = text.chars().count() as i32 * SMALL_W + 24;
+            let key = (family_at(e.from), family_at(e.to));
+            let r = room.entry(key).or_insert(FAMILY_GAP);
+            *r = (*r).max(w);
+        }
+    }
     let arrival = label::arrival(program);
     let source_x = 20 + END_R.max(arrival.chars().count() as i32 * 7 / 2);
     let spans: Vec<(usize, usize)> = families.iter().map(|f| (f.base, f.count)).collect();
@@ -344,10 +397,12 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
         },
         |a, b| match (same_block[a], same_block[b]) {
             (Some(x), Some(y)) if x == y => FLOW_GAP,
-            _ => FAMILY_GAP,
+            _ => room.get(&(Some(a), Some(b))).copied().unwrap_or(FAMILY_GAP),
         },
     );
-    let sink_x = right + FAMILY_GAP + END_R;
+    let last = order.last().copied();
+    let sink_gap = room.get(&(last, None)).copied().unwrap_or(FAMILY_GAP);
+    let sink_x = right + sink_gap + END_R;
     let n = stations.len() as i64;
     let end_spot = |p: Point| match p {
         Point::Source => Spot {
@@ -367,7 +422,8 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
     let arrows: Vec<Arrow> = walk
         .edges
         .iter()
-        .map(|&(from, to)| {
+        .map(|e| {
+            let (from, to) = (e.from, e.to);
             let (tail, head) = (end_spot(from), end_spot(to));
             let shape = if tail.last < head.first && tail.x1 <= head.x0 {
                 if head.first == tail.last + 1 {
@@ -384,9 +440,13 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
                 tail,
                 head,
                 shape,
+                label: e.label.clone(),
+                bend: 0,
             }
         })
         .collect();
+    let mut arrows = arrows;
+    bend(&mut arrows);
     let rails = walk
         .flows
         .iter()
@@ -404,35 +464,63 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
             }
         })
         .collect();
-    let (pool_families, pools, links) = pool_row(program, walk, &families, &family_of, &stations);
+    let (pool_families, pools, mut links) =
+        pool_row(program, walk, &families, &family_of, &stations);
     let pool_family_of = member_family(&pool_families);
+    let mut leases: Vec<LeaseLink> = Vec::new();
+    for lease in &walk.leases {
+        let pool = spot(&pool_families, &pool_family_of, &pools, lease.pool);
+        let run = run_spot(&families, &family_of, &stations, &lease.visit);
+        let l = LeaseLink {
+            link: Link::between(pool, run),
+            label: lease.label.clone(),
+        };
+        if !leases.contains(&l) {
+            leases.push(l);
+        }
+    }
+
     let mut admits: Vec<Link> = Vec::new();
     for (p, pool) in program.pools.iter().enumerate() {
         let Some(e) = pool.admit_via else { continue };
         if e >= program.stages.len() {
             continue;
         }
-        let link = Link {
-            pool: spot(&pool_families, &pool_family_of, &pools, Target::Member(p)),
-            run: spot(&families, &family_of, &stations, Target::Member(e)),
-        };
+        let link = Link::between(
+            spot(&pool_families, &pool_family_of, &pools, Target::Member(p)),
+            spot(&families, &family_of, &stations, Target::Member(e)),
+        );
         if !admits.contains(&link) {
             admits.push(link);
         }
     }
+    spread_ports(&mut links, &mut leases, &mut admits);
     let pool_top = 64;
-    let row_top = if pools.is_empty() {
-        96
-    } else {
-        pool_top + POOL_H + 70
-    };
+    // Arcs pushed past the usual highest (90) take the room they rise into.
+    let risen = arrows
+        .iter()
+        .filter(|a| a.shape == Shape::Over)
+        .map(|a| (a.bend - 90) * 3 / 4)
+        .fold(0, i32::max);
+    let row_top = risen
+        + if pools.is_empty() {
+            96
+        } else {
+            pool_top + POOL_H + 70
+        };
     let below = arrows
         .iter()
         .filter(|a| a.shape == Shape::Return)
-        .map(|a| return_depth(a) * 3 / 4 + 16)
+        .map(|a| a.bend * 3 / 4 + if a.label.is_some() { 30 } else { 16 })
         .fold(if walk.flows.is_empty() { 16 } else { 44 }, i32::max);
     let width = sink_x + END_R + 24;
     let width = pools.iter().map(|p| p.x + p.w + 24).fold(width, i32::max);
+    // An arc's label stands right of its head.
+    let width = arrows
+        .iter()
+        .filter(|a| a.shape == Shape::Over)
+        .filter_map(|a| Some(a.head.x0 + 16 + a.label.as_ref()?.chars().count() as i32 * SMALL_W))
+        .fold(width, |w, right| w.max(right + 12));
     let height = row_top + STATION_H + FRAME_PAD + below + 16;
     Layout {
         arrival,
@@ -444,6 +532,7 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
         arrows,
         rails,
         links,
+        leases,
         admits,
         source_x,
         sink_x,
@@ -454,16 +543,113 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
     }
 }
 
-/// How far below the row a return's curve reaches (its control points'
-/// depth; the curve itself reaches three quarters of it); a loop onto the
-/// same box is a small round loop. Longer returns go
-/// deeper, so returns that share an end do not draw over each other.
-pub fn return_depth(arrow: &Arrow) -> i32 {
-    if arrow.tail == arrow.head {
-        return 40;
+/// A link's end at a box, sorted by its other end: that end's middle and
+/// left edge, then the link's index (holds, leases, admits).
+type Port = (i32, i32, usize);
+
+/// Spreads the ends of the links that share a box side by side: at a pool,
+/// in the order of the runs they go to, at a run in the order of their
+/// pools (of one pool: the hold, then the lease, then `admit via`), so
+/// that links sharing an end neither meet nor cross.
+fn spread_ports(links: &mut [Link], leases: &mut [LeaseLink], admits: &mut [Link]) {
+    let mut all: Vec<&mut Link> = links
+        .iter_mut()
+        .chain(leases.iter_mut().map(|l| &mut l.link))
+        .chain(admits.iter_mut())
+        .collect();
+    let ends = |s: &Spot| (s.first, s.last);
+    let mut by_pool: BTreeMap<(i64, i64), Vec<Port>> = BTreeMap::new();
+    let mut by_run: BTreeMap<(i64, i64), Vec<Port>> = BTreeMap::new();
+    for (i, l) in all.iter().enumerate() {
+        by_pool
+            .entry(ends(&l.pool))
+            .or_default()
+            .push((l.run.mid(), l.run.x0, i));
+        by_run
+            .entry(ends(&l.run))
+            .or_default()
+            .push((l.pool.mid(), l.pool.x0, i));
     }
-    let span = (arrow.tail.mid() - arrow.head.mid()).abs();
-    64 + (span / 6).min(96)
+    let offsets = |group: &mut Vec<Port>, spot: Spot| {
+        group.sort();
+        let k = group.len() as i32;
+        let step = ((spot.x1 - spot.x0) / (k + 1)).min(28);
+        group
+            .iter()
+            .enumerate()
+            .map(|(n, &(_, _, i))| (i, spot.mid() + (2 * n as i32 - (k - 1)) * step / 2))
+            .collect::<Vec<_>>()
+    };
+    for group in by_pool.values_mut() {
+        let spot = all[group[0].2].pool;
+        for (i, x) in offsets(group, spot) {
+            all[i].pool_x = x;
+        }
+    }
+    for group in by_run.values_mut() {
+        let spot = all[group[0].2].run;
+        for (i, x) in offsets(group, spot) {
+            all[i].run_x = x;
+        }
+    }
+}
+
+/// The least difference of bend between two arcs (or two returns) that
+/// overlap, so that neither is drawn over the other.
+const BEND_STEP: i32 = 16;
+
+/// The horizontal extent of an arc or a return, as drawn.
+fn reach(a: &Arrow) -> (i32, i32) {
+    match a.shape {
+        Shape::Over => (a.tail.x1 - 10, a.head.x0 + 10),
+        _ => {
+            let (x0, x1) = (a.tail.mid() + 8, a.head.mid() - 8);
+            (x0.min(x1) - 24, x0.max(x1) + 24)
+        }
+    }
+}
+
+/// Bends every arc and return: longer ones further from the row (an arc
+/// rises 24 px and an eighth of its length, at most 90; a return reaches
+/// 64 px and a sixth of its length, at most 160; a loop onto one box is a
+/// small round loop of 40), then each pushed further, shortest first,
+/// until it is [`BEND_STEP`] from every one it overlaps.
+fn bend(arrows: &mut [Arrow]) {
+    for a in arrows.iter_mut() {
+        a.bend = match a.shape {
+            Shape::Straight => 0,
+            Shape::Over => {
+                let (x0, x1) = reach(a);
+                24 + ((x1 - x0) / 8).min(66)
+            }
+            Shape::Return if a.tail == a.head => 40,
+            Shape::Return => 64 + ((a.tail.mid() - a.head.mid()).abs() / 6).min(96),
+        };
+    }
+    for shape in [Shape::Over, Shape::Return] {
+        let mut order: Vec<usize> = (0..arrows.len())
+            .filter(|&i| arrows[i].shape == shape)
+            .collect();
+        order.sort_by_key(|&i| {
+            let (x0, x1) = reach(&arrows[i]);
+            (arrows[i].bend, x1 - x0, i)
+        });
+        for (k, &i) in order.iter().enumerate() {
+            let (x0, x1) = reach(&arrows[i]);
+            let mut b = arrows[i].bend;
+            loop {
+                let clash = order[..k].iter().any(|&j| {
+                    let (y0, y1) = reach(&arrows[j]);
+                    y0 < x1 && x0 < y1 && (arrows[j].bend - b).abs() < BEND_STEP
+                });
+                if !clash {
+                    break;
+                }
+                b += BEND_STEP;
+            }
+            arrows[i].bend = b;
+        }
+    }
 }
 
 /// The pool row: each pool family centred, as far as its neighbours allow,
@@ -527,10 +713,7 @@ fn pool_row(
     }
     let mut links: Vec<Link> = Vec::new();
     for (t, run) in runs {
-        let link = Link {
-            pool: spot(&families, &family_of, &pools, t),
-            run,
-        };
+        let link = Link::between(spot(&families, &family_of, &pools, t), run);
         if !links.contains(&link) {
             links.push(link);
         }

@@ -25,7 +25,10 @@
 //!   (a dot, the arrival process under it) leads to the first run. An arrow
 //!   to the next box on the right is straight, one that passes other boxes
 //!   arcs over the row, and one that goes leftwards (or onto itself) is a
-//!   *return*, curved below the row.
+//!   *return*, curved below the row. Arcs (and returns) that overlap are
+//!   bent apart. An arrow taken only under a condition says which: into a
+//!   branch's arm the guard (`more`, `with (0.3)`) or `else`, and `repeat`
+//!   on a loop's way back; an arrow both arms take has no label.
 //! - **Flows.** A run over several stages is one job: its families stand
 //!   side by side in the run's order where its first stage would stand
 //!   ([`row_order`]), closer together than other families, with a rail (a
@@ -36,7 +39,15 @@
 //! - **Pools.** A pool row above the stations (`name[i]`, `cap c`), each
 //!   family centred over the runs that happen inside a hold on it, and a
 //!   dashed link from the pool to each such run (to the whole span of a
-//!   flow). Pools held around no run stand at the end of the row.
+//!   flow). Pools held around no run stand at the end of the row. The links
+//!   that share a box leave (or reach) it side by side, in the order of
+//!   their other ends, so two links cross only where their pools and runs
+//!   stand in opposite orders.
+//! - **Leases.** `hold … { } lease P (t)` keeps P's units after the body: a
+//!   dotted link labelled `lease` (or `lease (t)`) goes from P to every run
+//!   made while the session keeps them (until the `release P` a transfer
+//!   writes, or the end); a lease no run happens in is drawn on the run
+//!   it follows.
 
 mod label;
 mod layout;
@@ -44,9 +55,9 @@ mod path;
 mod svg;
 
 pub use layout::{
-    Arrow, COLLAPSE_ABOVE, Family, Layout, Link, Rail, Shape, Spot, Station, row_order,
+    Arrow, COLLAPSE_ABOVE, Family, Layout, LeaseLink, Link, Rail, Shape, Spot, Station, row_order,
 };
-pub use path::{Point, Target, Visit, Walk, walk};
+pub use path::{Edge, Lease, Point, Target, Visit, Walk, walk};
 
 use crate::ir::Program;
 

@@ -4,7 +4,7 @@
 //! coordinate is a whole pixel, so the bytes depend on the program alone.
 
 use super::layout::{
-    CHAR_W, END_R, FRAME_PAD, Layout, POOL_H, STATION_H, Shape, Spot, Station, return_depth,
+    Arrow, CHAR_W, END_R, FRAME_PAD, Layout, POOL_H, STATION_H, Shape, Spot, Station,
 };
 use crate::ir::{Program, StageKind};
 use std::fmt::Write;
@@ -27,6 +27,17 @@ text { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; fill: #222; 
 .rail { stroke: #b5432a; stroke-width: 3; fill: none; stroke-linejoin: round; }
 .rail-label { font-size: 11px; fill: #b5432a; text-anchor: middle; }
 .end { fill: #222; }
+";
+
+/// The style of arrows' conditions, written only for a program that has
+/// one (the other drawings keep their bytes).
+const WHEN_STYLE: &str = ".when { font-size: 11px; fill: #1f5f8b; }\n";
+
+/// The style of leases, written only for a program that draws one (the
+/// other drawings keep their bytes).
+const LEASE_STYLE: &str = "\
+.lease { stroke: #7d62a8; stroke-width: 1.6; stroke-dasharray: 1 4; stroke-linecap: round; fill: none; }
+.lease-label { font-size: 11px; fill: #7d62a8; }
 ";
 
 /// The style of engines and `admit via` links, written only for a program
@@ -77,7 +88,16 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
         .iter()
         .any(|s| matches!(s.kind, StageKind::Step(_)));
     let engine_style = if engines { ENGINE_STYLE } else { "" };
-    writeln!(out, "<style>\n{STYLE}{engine_style}</style>")?;
+    let lease_style = if l.leases.is_empty() { "" } else { LEASE_STYLE };
+    let when_style = if l.arrows.iter().any(|a| a.label.is_some()) {
+        WHEN_STYLE
+    } else {
+        ""
+    };
+    writeln!(
+        out,
+        "<style>\n{STYLE}{engine_style}{lease_style}{when_style}</style>"
+    )?;
     writeln!(
         out,
         "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" \
@@ -98,14 +118,35 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
 
     // Holds first, so that boxes cover the ends of their links.
     for link in &l.links {
-        let (x0, y0) = (link.pool.mid(), l.pool_top + POOL_H + pad(&link.pool));
-        let (x1, y1) = (link.run.mid(), top(l, &link.run));
+        let (x0, y0) = (link.pool_x, l.pool_top + POOL_H + pad(&link.pool));
+        let (x1, y1) = (link.run_x, top(l, &link.run));
         writeln!(out, "<path class=\"hold\" d=\"M{x0},{y0} L{x1},{y1}\"/>")?;
+    }
+    // A lease: the pool's units stay with the session for these runs. The
+    // label lies along the link, above it near its run (each lease its own
+    // label), turned by whole degrees and always upright.
+    for lease in &l.leases {
+        let link = &lease.link;
+        let (x0, y0) = (link.pool_x, l.pool_top + POOL_H + pad(&link.pool));
+        let (x1, y1) = (link.run_x, top(l, &link.run));
+        writeln!(out, "<path class=\"lease\" d=\"M{x0},{y0} L{x1},{y1}\"/>")?;
+        let (dx, dy) = (f64::from(x1 - x0), f64::from(y1 - y0));
+        let mut angle = dy.atan2(dx).to_degrees().round() as i32;
+        if angle > 90 {
+            angle -= 180;
+        }
+        let (x, y) = (x0 + (x1 - x0) * 4 / 5, y0 + (y1 - y0) * 4 / 5);
+        writeln!(
+            out,
+            "<text class=\"lease-label\" x=\"{x}\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate({angle} {x} {y})\">{}</text>",
+            y - 4,
+            escape(&lease.label)
+        )?;
     }
     // `admit via`: the engine's iterations admit the pool's queue.
     for link in &l.admits {
-        let (x0, y0) = (link.pool.mid() + 6, l.pool_top + POOL_H + pad(&link.pool));
-        let (x1, y1) = (link.run.mid() + 6, top(l, &link.run));
+        let (x0, y0) = (link.pool_x, l.pool_top + POOL_H + pad(&link.pool));
+        let (x1, y1) = (link.run_x, top(l, &link.run));
         writeln!(out, "<path class=\"admit\" d=\"M{x0},{y0} L{x1},{y1}\"/>")?;
         writeln!(
             out,
@@ -171,16 +212,14 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
             Shape::Over => {
                 let (x0, y0) = (a.tail.x1 - 10, top(l, &a.tail));
                 let (x1, y1) = (a.head.x0 + 10, top(l, &a.head));
-                // Longer arcs rise higher, so arcs that share an end part.
-                let lift = 24 + ((x1 - x0) / 8).min(66);
-                let c = y0.min(y1) - lift;
+                let c = y0.min(y1) - a.bend;
                 format!("M{x0},{y0} C{x0},{c} {x1},{c} {x1},{y1}")
             }
             Shape::Return => {
                 // Leave right of the tail's middle, enter left of the head's.
                 let (x0, y0) = (a.tail.mid() + 8, bottom(l, &a.tail));
                 let (x1, y1) = (a.head.mid() - 8, bottom(l, &a.head));
-                let c = y0.max(y1) + return_depth(a);
+                let c = y0.max(y1) + a.bend;
                 // A loop onto the same box bulges sideways to look round.
                 let bulge = if a.tail == a.head { 24 } else { 0 };
                 format!(
@@ -191,8 +230,33 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
             }
         };
         writeln!(out, "<path class=\"path\" d=\"{d}\"/>")?;
+        if let Some(text) = &a.label {
+            when(out, l, a, text)?;
+        }
     }
     writeln!(out, "</svg>")
+}
+
+/// An arrow's condition: over a straight arrow's middle, right of where an
+/// arc comes down onto its head, under the lowest point of a return.
+fn when(out: &mut String, l: &Layout, a: &Arrow, text: &str) -> std::fmt::Result {
+    let (x, y, anchor) = match a.shape {
+        Shape::Straight => (
+            (a.tail.x1 + a.head.x0) / 2,
+            l.row_top + STATION_H / 2 - 6,
+            "middle",
+        ),
+        Shape::Over => (a.head.x0 + 16, top(l, &a.head) - 8, "start"),
+        Shape::Return => {
+            let y = bottom(l, &a.tail).max(bottom(l, &a.head)) + a.bend * 3 / 4;
+            ((a.tail.mid() + a.head.mid()) / 2, y + 15, "middle")
+        }
+    };
+    writeln!(
+        out,
+        "<text class=\"when\" x=\"{x}\" y=\"{y}\" text-anchor=\"{anchor}\">{}</text>",
+        escape(text)
+    )
 }
 
 /// `3 stages, 2 pools, share maxmin`.

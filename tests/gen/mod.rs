@@ -1,6 +1,7 @@
 //! A generator of well-formed programs, as text, for property tests: Tier-1
 //! programs that link and run, and ([`serving_program`]) the same with a
-//! serving engine that link (the engine does not run them yet).
+//! serving engine (spill, server/request, traces, caching, every step and
+//! pool option) that link and run.
 //!
 //! Every program it makes links: names are declared before they are read,
 //! constant indices are in range, a multi-stage run holds `ps` stages of a
@@ -164,7 +165,7 @@ pub struct Program {
     pub warmup: f64,
     pub seed: u64,
     /// A serving engine and a session's last statement that uses it
-    /// ([`serving_program`] only: the engine does not run them yet).
+    /// ([`serving_program`] only).
     pub engine: Option<Engine>,
 }
 
@@ -187,6 +188,13 @@ pub struct Engine {
     pub decode: f64,
     pub reuse: bool,
     pub cache: f64,
+    /// `spill host_e via link_e (…) when (…)` on the KV pool.
+    pub spill: bool,
+    /// The hold is a server's, spliced where the workload's session says
+    /// `request;`.
+    pub server: bool,
+    /// 0 no trace, 1 `trace "…good.csv";`, 2 the same `ordered`.
+    pub trace: u8,
 }
 
 impl Program {
@@ -353,12 +361,19 @@ impl Display for Program {
                 "exclusive prefill",
                 "by (remaining, -admission)",
             ][e.serve as usize % 4];
+            if e.spill {
+                writeln!(out, "pool host_e {{ cap {}; }}", num(e.cap))?;
+                writeln!(out, "stage link_e : fifo;")?;
+            }
             write!(
                 out,
                 "pool kv_e {{ cap {}; block {};",
                 num(e.cap),
                 num(e.block)
             )?;
+            if e.spill {
+                out.push_str(" spill host_e via link_e (size / 100) when (size > 1);");
+            }
             if e.evict_by {
                 out.push_str(" evict by (age, -size, waiting);");
             }
@@ -404,6 +419,11 @@ impl Display for Program {
             Arrival::Closed(n) => format!("closed({n})"),
         };
         writeln!(out, "workload {{\n  arrive {arrive};")?;
+        match self.engine.as_ref().map_or(0, |e| e.trace) {
+            1 => writeln!(out, "  trace \"tests/fixtures/traces/good.csv\";")?,
+            2 => writeln!(out, "  trace \"tests/fixtures/traces/good.csv\" ordered;")?,
+            _ => {}
+        }
         let secret = if self.engine.is_some() {
             out.push_str("  hidden secret;\n");
             " set secret = 2;"
@@ -417,22 +437,38 @@ impl Display for Program {
         if self.with_turn_block {
             writeln!(out, "  turn {{ set a0 = a0 + 1; observe o2 = turn_no; }}")?;
         }
-        writeln!(out, "}}")?;
-        out.push_str("session ");
         let mut all = vec![self.first.clone()];
         all.extend(self.session.iter().cloned());
         match &self.engine {
-            None => block(&mut out, &all, 0)?,
+            None => {
+                writeln!(out, "}}")?;
+                out.push_str("session ");
+                block(&mut out, &all, 0)?;
+            }
             Some(e) => {
                 let reuse = if e.reuse { " reuse (hit)" } else { "" };
-                let last = format!(
-                    "hold kv_e (need) reserve (need){reuse} at admission (hit = cachedin(kv_e), need = {} - hit) {{\n    prefill {} growing kv_e;\n    run eng decode ({}) growing kv_e;\n    observe o_cached = cached + secret;\n  }} cache ({})",
+                // With a trace, the decode length reads the row's `out`.
+                let out_len = if e.trace > 0 { " + out" } else { "" };
+                let hold = format!(
+                    "hold kv_e (need) reserve (need){reuse} at admission (hit = min(cachedin(kv_e), {}), need = {} - hit) {{\n    prefill {} growing kv_e;\n    run eng decode ({}{out_len}) growing kv_e;\n    observe o_cached = cached + secret;\n  }} cache ({})",
+                    num(e.prefill),
                     num(e.prefill),
                     num(e.prefill),
                     num(e.decode),
                     num(e.cache)
                 );
-                block_then(&mut out, &all, &last, 0)?;
+                if e.server {
+                    out.push_str("  session ");
+                    block_then(&mut out, &all, "request;", 1)?;
+                    writeln!(out, "\n}}")?;
+                    out.push_str("server { ");
+                    out.push_str(&hold);
+                    out.push_str(" }");
+                } else {
+                    writeln!(out, "}}")?;
+                    out.push_str("session ");
+                    block_then(&mut out, &all, &hold, 0)?;
+                }
             }
         }
         writeln!(out)?;
@@ -703,17 +739,19 @@ fn engine() -> impl Strategy<Value = Engine> {
             1.0..64.0f64,
             0.0..16.0f64,
             1.0..8.0f64,
-            16.0..256.0f64,
+            16.0..96.0f64,
             0u8..4,
         ),
         (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
         (1.0..32.0f64, 0.0..8.0f64, any::<bool>(), 0.0..64.0f64),
+        (any::<bool>(), any::<bool>(), 0u8..3),
     )
         .prop_map(
             |(
                 (budget, chunk, block, cap, serve),
                 (evict_by, preempt_lifo, queue_by, admit_via),
                 (prefill, decode, reuse, cache),
+                (spill, server, trace),
             )| Engine {
                 budget: budget.floor(),
                 chunk: chunk.floor(),
@@ -728,13 +766,16 @@ fn engine() -> impl Strategy<Value = Engine> {
                 decode: decode.floor(),
                 reuse,
                 cache: cache.floor(),
+                spill,
+                server,
+                trace,
             },
         )
 }
 
 /// A program with a serving engine (every step and pool option, caching,
 /// `at admission`, growing runs, the serving vocabulary, `hidden`) that
-/// links; the engine does not run it yet.
+/// links and runs (tests/generated.rs checks the engine's invariants on it).
 pub fn serving_program() -> impl Strategy<Value = Program> {
     // Boxed: the nested strategy types otherwise overflow a test thread's stack.
     (program().boxed(), engine().boxed()).prop_map(|(mut p, e)| {
