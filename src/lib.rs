@@ -100,6 +100,18 @@ pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<ValidProgram, Vec
             .collect());
     }
     let mut program = Program::read_json(json).map_err(|e| vec![e])?;
+    if let Some(given) = &overrides.trace {
+        let Some(spec) = &mut program.trace else {
+            return Err(vec![ir::IrError::new(
+                "trace-unused",
+                format!(
+                    "a trace override gives `{}`, but the program has no `trace` workload",
+                    given.display()
+                ),
+            )]);
+        };
+        spec.path = absolute(given).display().to_string();
+    }
     apply_overrides(overrides, &mut program);
     program.validate()
 }
@@ -318,10 +330,26 @@ pub fn compile_text_at(
         Err(diagnostics) => return Err(refuse(sources, diagnostics)),
     };
     let Some(spec) = &program.trace else {
-        return Ok(program);
+        return match &overrides.trace {
+            None => Ok(program),
+            Some(given) => Err(CompileError::Trace {
+                path: path.to_path_buf(),
+                error: trace::TraceError {
+                    path: given.clone(),
+                    line: None,
+                    column: None,
+                    message: "the program has no `trace` workload for this trace to replace"
+                        .to_string(),
+                },
+            }),
+        };
     };
-    let dir = path.parent().unwrap_or(Path::new(""));
-    let resolved = dir.join(&spec.path);
+    let resolved = match &overrides.trace {
+        // The caller's file, from the caller's directory: made absolute so
+        // a run elsewhere (a worker, another directory) reads the same one.
+        Some(given) => absolute(given),
+        None => path.parent().unwrap_or(Path::new("")).join(&spec.path),
+    };
     trace::Trace::read(&resolved).map_err(|error| CompileError::Trace {
         path: path.to_path_buf(),
         error,
@@ -393,6 +421,11 @@ fn clock_text(t: f64) -> String {
     } else {
         format!("{t}")
     }
+}
+
+/// `path` from the current directory (as given if there is none to read).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Writes the overrides into IR read from JSON (the linker applies them

@@ -274,6 +274,10 @@ struct RunOptionArgs {
     /// Stop after N open arrivals and end when the last session ends.
     #[arg(long, value_name = "N")]
     arrivals: Option<u64>,
+    /// Replay FILE instead of the workload's `trace` file (a relative path
+    /// is read from the current directory, not the program's).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
 }
 
 impl RunOptionArgs {
@@ -286,6 +290,7 @@ impl RunOptionArgs {
             warmup: self.warmup,
             seed: self.seed,
             arrivals: self.arrivals,
+            trace: self.trace,
         }
     }
 }

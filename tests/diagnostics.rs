@@ -63,7 +63,7 @@ fn rule() {
 }
 
 /// Rules no fixture can reach through `serq run`, each with the reason.
-const UNREACHABLE: [(&str, &str); 4] = [
+const UNREACHABLE: [(&str, &str); 5] = [
     (
         "invariant",
         "an engine bug: checked only with RunOptions::check_invariants",
@@ -79,6 +79,10 @@ const UNREACHABLE: [(&str, &str); 4] = [
     (
         "live-limit",
         "10^7 live sessions take about 3 GB: tests/hostile.rs checks it in release builds",
+    ),
+    (
+        "trace-unused",
+        "IR given --trace without a trace workload: an IR fixture takes no flags; tests/traces.rs pins it",
     ),
 ];
 

@@ -20,6 +20,7 @@ fn worked_example() -> Report {
         observes: vec![Observation {
             name: "transferred".into(),
             samples: vec![3.0, 3.0],
+            provenance: None,
         }],
         stages: vec![StageRow {
             name: "egress".into(),

@@ -63,6 +63,7 @@ fn report(seed: u64, samples: &[f64], util: Option<f64>) -> Report {
         observes: vec![Observation {
             name: "ttft".into(),
             samples: samples.to_vec(),
+            provenance: None,
         }],
         stages: vec![StageRow {
             name: "D".into(),

@@ -94,3 +94,67 @@ fn a_program_reads_its_trace_beside_it_and_refuses_a_bad_one_before_running() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Two turns, each a delay of the turn's `think`; its own trace file does
+/// not exist, so only an override lets it compile.
+const REPLAY_TWO: &str = "stage d : delay;
+    workload { arrive batch(1); trace \"absent.csv\" ordered; }
+    session { turn; run d (think); observe t = now; turn; run d (think); observe t = now; }
+    run { horizon 100; }";
+
+fn replayed(dir: &Path, trace: &Path) -> Vec<f64> {
+    let overrides = Overrides {
+        trace: Some(trace.to_path_buf()),
+        ..Overrides::default()
+    };
+    let program = serq::compile_text_at(REPLAY_TWO, &dir.join("replay.sq"), &overrides)
+        .unwrap_or_else(|e| panic!("{e}"));
+    serq::run(&program).unwrap().observes[0].samples.clone()
+}
+
+#[test]
+fn a_trace_override_replaces_the_programs_trace_file() {
+    let dir = std::env::temp_dir().join(format!("serq-trace-override-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let other = dir.join("other.csv");
+    std::fs::write(&other, "session,turn,new,out,think\n1,0,1,1,4\n1,1,1,1,2\n").unwrap();
+    // good.csv, relative to the working directory (the crate's root under
+    // cargo test), not to the program's directory: session 7 thinks 1 then
+    // 0.5, so the two delays end at 1 and 1.5.
+    let relative = Path::new("tests/fixtures/traces/good.csv");
+    assert_eq!(replayed(&dir, relative), vec![1.0, 1.5]);
+    // other.csv: 4 then 2, ending at 4 and 6.
+    assert_eq!(replayed(&dir, &other), vec![4.0, 6.0]);
+    // Without an override the program's own (absent) file is read.
+    let own = serq::compile_text_at(REPLAY_TWO, &dir.join("replay.sq"), &Overrides::default());
+    assert!(matches!(own, Err(CompileError::Trace { .. })));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_trace_override_needs_a_trace_workload() {
+    let overrides = Overrides {
+        trace: Some(fixture("good.csv")),
+        ..Overrides::default()
+    };
+    let plain =
+        "stage d : delay; workload { arrive batch(1); } session { run d (1); } run { horizon 5; }";
+    match serq::compile_text_at(plain, Path::new("plain.sq"), &overrides) {
+        Err(e @ CompileError::Trace { .. }) => {
+            assert!(e.to_string().contains("no `trace` workload"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // IR: the override is written into a program that replays, refused otherwise.
+    let replaying = compile_file(&fixture("program.sq"), &Overrides::default()).unwrap();
+    let ir = serq::compile_ir(&replaying.to_json(), &overrides).unwrap();
+    assert_eq!(
+        ir.trace.as_ref().map(|t| PathBuf::from(&t.path)),
+        Some(fixture("good.csv"))
+    );
+    let json = serq::compile_source(plain, &Overrides::default())
+        .unwrap()
+        .to_json();
+    let refused = serq::compile_ir(&json, &overrides).unwrap_err();
+    assert_eq!(refused[0].rule, "trace-unused");
+}

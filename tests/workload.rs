@@ -132,6 +132,44 @@ fn choose_ties_go_to_the_smaller_index_and_nan_never_replaces() {
 }
 
 #[test]
+fn choose_keys_read_the_candidates_members() {
+    // The session at 1 finds every K free (4), unused, every P empty: it
+    // picks 0 three times (ties go to the smaller index), holds a unit of
+    // K[0] and runs 5 at P[0]. The session at 2 sees free [3, 4, 4] (least:
+    // 0), used [1, 0, 0] (least: 1) and queue [1, 0] (least: 1). pyserq 0.1.0
+    // gives the same means (0, 0.5, 0.5).
+    let r = run("pool K[3] { cap 4; } stage P[2] : fifo;
+        workload { arrive renewal(1); }
+        session {
+          choose f in 3 by (free(K[f]));
+          choose u in 3 by (used(K[u]));
+          choose q in 2 by (queue(P[q]), busy(P[q]));
+          observe of = f; observe ou = u; observe oq = q;
+          hold K[f] (1) { run P[q] (5); }
+        }
+        run { horizon 2.5; }")
+    .unwrap();
+    assert_eq!(samples(&r, "of"), [0.0, 0.0]);
+    assert_eq!(samples(&r, "ou"), [0.0, 1.0]);
+    assert_eq!(samples(&r, "oq"), [0.0, 1.0]);
+}
+
+#[test]
+fn a_choose_past_its_family_stops_at_the_first_candidate_outside() {
+    // Candidates 0..3 are members of P[3]; candidate 3 is not.
+    let e = run("stage P[3] : fifo;
+        workload { arrive batch(1); }
+        session { choose i in 4 by (queue(P[i])); run P[i] (1); }
+        run { horizon 1; }")
+    .unwrap_err();
+    assert!(
+        e.message.contains("index 3 out of range (count 3)"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
 fn one_seed_gives_one_report_digit_for_digit() {
     let src = "stage s : fifo; workload { arrive poisson(0.8); }
         session { set t0 = now; run s (~exp(1)); observe resp = now - t0; }

@@ -4,7 +4,7 @@ import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, final
 
 _Path = Union[str, "os.PathLike[str]"]
-_Rows = Tuple[List[str], List[List[Optional[float]]]]
+_Rows = Tuple[List[str], List[List[Union[None, bool, float]]]]
 
 __all__ = [
     "__version__",
@@ -19,15 +19,13 @@ __all__ = [
     "Pool",
     "Rng",
     "_Replication",
-    "Grid",
+    "Plan",
     "compile",
     "run",
     "read_trace",
     "_restore_program",
     "_restore_report",
     "parse_axis",
-    "replicate_local",
-    "gather_replications",
     "replication",
     "_restore_replication",
 ]
@@ -91,16 +89,15 @@ class Observe:
         """Every sample, in recording order."""
     @property
     def times(self) -> List[float]:
-        """When each sample was taken. Raises NotImplementedError: serq's
-        engine does not record it yet."""
+        """When each sample was taken (the clock), in the samples' order.
+        A study's replication keeps none: ValueError."""
     @property
     def sessions(self) -> List[int]:
-        """Which session took each sample. Raises NotImplementedError: serq's
-        engine does not record it yet."""
+        """The serial of the session that took each sample."""
     @property
     def turns(self) -> List[int]:
-        """In which turn each sample was taken. Raises NotImplementedError:
-        serq's engine does not record it yet."""
+        """The turn each sample was taken in: its session's ``turn_no`` then
+        (0 before the first ``turn;`` and in the ``init`` block)."""
 
 @final
 class Stage:
@@ -231,16 +228,26 @@ class _Replication:
     def report(self) -> Optional[Report]: ...
 
 @final
-class Grid:
-    def __new__(cls, source: str, name: str, axes: Sequence[Tuple[str, Sequence[float]]], **overrides: Any) -> "Grid": ...
-    def points(self) -> List[Tuple[List[float], Program]]: ...
-    def run(self, replications: int) -> _Rows: ...
-    def gather(self, replications: int, points: Sequence[Sequence[float]], outcomes: Sequence[_Replication]) -> _Rows: ...
+class Plan:
+    def __new__(
+        cls,
+        source: str,
+        origin: Optional[str],
+        name: str,
+        axes: Sequence[Tuple[str, Sequence[float]]],
+        replications: int,
+        **overrides: Any,
+    ) -> "Plan": ...
+    @staticmethod
+    def of_program(program: Program, replications: int) -> "Plan": ...
+    @property
+    def replications(self) -> int: ...
+    def programs(self) -> List[Program]: ...
+    def run(self) -> _Rows: ...
+    def gather(self, outcomes: Sequence[_Replication]) -> _Rows: ...
 
 def parse_axis(text: str) -> Tuple[str, List[float]]: ...
 def replication(program: Program, k: int) -> _Replication: ...
-def replicate_local(program: Program, replications: int) -> _Rows: ...
-def gather_replications(program: Program, outcomes: Sequence[_Replication]) -> _Rows: ...
 def _restore_program(ir: str, name: str, source: Optional[str]) -> Program: ...
 def _restore_report(state: Any) -> Report: ...
 def _restore_replication(ok: bool, state: Any) -> _Replication: ...

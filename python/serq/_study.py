@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from . import _executors, _serq
 
-Row = Dict[str, Optional[float]]
+Row = Dict[str, Union[None, bool, float]]
 GridValues = Union[str, Real, Iterable[Real]]
 
 
@@ -28,23 +28,22 @@ def replicate(
     frame: bool = False,
 ) -> Any:
     """Run ``program`` ``replications`` times, replication k on seed
-    ``program.seed + k``, and return one row: ``replications``, then
-    ``OBS.mean`` and ``OBS.ci`` (the mean across replications and its 95%
-    Student-t half-width) for each observation, then ``STAGE.util`` for each
-    stage member, as ``serq sweep`` writes them.
+    ``program.seed + k``, and return one row, as ``serq sweep`` writes it
+    for the program's file without ``--grid``: ``replications``,
+    ``stable`` (``False`` when a replication's live sessions grow, ``None``
+    when not judged), then for each observation ``OBS.mean``, ``OBS.ci``
+    (the mean across replications and its 95% Student-t half-width),
+    ``OBS.p50``, ``OBS.p50_ci``, ``OBS.p90``, ``OBS.p90_ci``, ``OBS.p99``,
+    ``OBS.p99_ci`` (each replication's percentile, estimated likewise),
+    then ``STAGE.util`` for each stage member.
 
     ``executor``: ``None`` (all local cores), ``"ray"`` (one Ray task per
     replication, after ``ray.init``), a ``dask.distributed.Client``, or a
     ``concurrent.futures.Executor``. ``frame=True`` returns a pandas
     DataFrame instead of a list of dicts.
     """
-    count = _replications(replications)
-    if _executors.is_local(executor):
-        columns, rows = _serq.replicate_local(program, count)
-    else:
-        outcomes = _executors.run_replications(executor, [(program, k) for k in range(count)])
-        columns, rows = _serq.gather_replications(program, outcomes)
-    return _output(columns, rows, {"replications"}, frame)
+    plan = _serq.Plan.of_program(program, _replications(replications))
+    return _output(_rows(plan, executor), {"replications"}, frame)
 
 
 def sweep(
@@ -63,9 +62,9 @@ def sweep(
 ) -> Any:
     """Run a program at every point of a grid of its ``let`` constants,
     ``replications`` times each, and return one row per point with the
-    columns of ``serq sweep``: each grid name (in ``grid``'s order),
-    ``replications``, ``OBS.mean`` and ``OBS.ci`` for each observation, and
-    ``STAGE[i].util`` for each stage member (``None`` where undefined).
+    columns of ``serq sweep``: each grid name (in ``grid``'s order), then
+    the columns of ``replicate`` (``None`` where undefined: a member the
+    point lacks, an interval of one replication).
 
     ``path_or_source``: a program file, or program text (a string that
     names no file and holds a ``{`` or a ``;``). ``grid`` maps each name to
@@ -78,14 +77,16 @@ def sweep(
     ``executor`` and ``frame`` as for ``replicate``.
     """
     count = _replications(replications)
-    source, name = _program_text(path_or_source)
+    source, origin = _program_text(path_or_source)
     parsed = [_axis(axis, values) for axis, values in grid.items()]
     axes = [(axis, values) for axis, values, _ in parsed]
     whole = {"replications"} | {axis for axis, _, is_whole in parsed if is_whole}
-    plan = _serq.Grid(
+    plan = _serq.Plan(
         source,
-        name,
+        origin,
+        origin if origin is not None else "<source>",
         axes,
+        count,
         sets=sets,
         defs=defs,
         seed=seed,
@@ -93,14 +94,16 @@ def sweep(
         warmup=warmup,
         arrivals=arrivals,
     )
+    return _output(_rows(plan, executor), whole, frame)
+
+
+def _rows(plan: _serq.Plan, executor: Any) -> Tuple[List[str], List[List[Any]]]:
+    """The plan's columns and rows, its replications run by ``executor``
+    (every point's replications in order, points in grid order)."""
     if _executors.is_local(executor):
-        columns, rows = plan.run(count)
-    else:
-        points = plan.points()
-        jobs = [(program, k) for _, program in points for k in range(count)]
-        outcomes = _executors.run_replications(executor, jobs)
-        columns, rows = plan.gather(count, [values for values, _ in points], outcomes)
-    return _output(columns, rows, whole, frame)
+        return plan.run()
+    jobs = [(program, k) for program in plan.programs() for k in range(plan.replications)]
+    return plan.gather(_executors.run_replications(executor, jobs))
 
 
 def _replications(replications: int) -> int:
@@ -109,11 +112,11 @@ def _replications(replications: int) -> int:
     return replications
 
 
-def _program_text(path_or_source: Union[str, "os.PathLike[str]"]) -> Tuple[str, str]:
-    """The program's text and its name in diagnostics."""
+def _program_text(path_or_source: Union[str, "os.PathLike[str]"]) -> Tuple[str, Optional[str]]:
+    """The program's text and the file it came from (``None`` for text)."""
     if isinstance(path_or_source, str) and not os.path.isfile(path_or_source):
         if "{" in path_or_source or ";" in path_or_source:
-            return path_or_source, "<source>"
+            return path_or_source, None
         raise ValueError(
             f"no file `{path_or_source}` (and it is not program text: that holds a `{{` or a `;`)"
         )
@@ -141,9 +144,10 @@ def _axis(name: str, given: GridValues) -> Tuple[str, List[float], bool]:
     return name, [float(v) for v in items], whole
 
 
-def _output(columns: Sequence[str], rows: Sequence[Sequence[Optional[float]]], whole: set, frame: bool) -> Any:
+def _output(table: Tuple[Sequence[str], Sequence[Sequence[Any]]], whole: set, frame: bool) -> Any:
     """The rows as dicts keyed by column in column order (``whole``
     columns as ints), or as a pandas DataFrame with ``frame=True``."""
+    columns, rows = table
     ints = [c in whole for c in columns]
     records = [
         {c: (int(x) if is_int and x is not None else x) for c, x, is_int in zip(columns, row, ints)}

@@ -39,15 +39,13 @@ fn _serq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<report::Pool>()?;
     m.add_class::<rng::Rng>()?;
     m.add_class::<study::Replication>()?;
-    m.add_class::<study::Grid>()?;
+    m.add_class::<study::Plan>()?;
     m.add_function(wrap_pyfunction!(program::compile, m)?)?;
     m.add_function(wrap_pyfunction!(program::run, m)?)?;
     m.add_function(wrap_pyfunction!(program::read_trace, m)?)?;
     m.add_function(wrap_pyfunction!(program::restore_program, m)?)?;
     m.add_function(wrap_pyfunction!(report::restore_report, m)?)?;
     m.add_function(wrap_pyfunction!(study::parse_axis, m)?)?;
-    m.add_function(wrap_pyfunction!(study::replicate_local, m)?)?;
-    m.add_function(wrap_pyfunction!(study::gather_replications, m)?)?;
     m.add_function(wrap_pyfunction!(study::replication, m)?)?;
     m.add_function(wrap_pyfunction!(study::restore_replication, m)?)?;
     Ok(())

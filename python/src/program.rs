@@ -177,10 +177,11 @@ impl<'py> Options<'py> {
                 "horizon" => options.horizon = Some(value.extract()?),
                 "warmup" => options.warmup = Some(value.extract()?),
                 "arrivals" => options.arrivals = Some(value.extract()?),
+                "trace" => options.trace = Some(value.extract()?),
                 other => {
                     return Err(pyo3::exceptions::PyTypeError::new_err(format!(
                         "unexpected keyword `{other}`: the overrides are sets, defs, seed, \
-                         horizon, warmup and arrivals"
+                         horizon, warmup, arrivals and trace"
                     )));
                 }
             }
@@ -188,8 +189,7 @@ impl<'py> Options<'py> {
         Ok(options)
     }
 
-    /// serq's overrides (the trace file is applied after compiling, by
-    /// [`with_trace`]).
+    /// serq's overrides.
     pub fn overrides(&self) -> PyResult<serq::Overrides> {
         Ok(serq::Overrides {
             sets: mapping_pairs::<f64>(self.sets.as_ref())?,
@@ -198,38 +198,20 @@ impl<'py> Options<'py> {
             horizon: self.horizon,
             warmup: self.warmup,
             arrivals: self.arrivals,
+            trace: self.trace.clone(),
         })
     }
 }
 
-/// The program with its trace file as a run reads it: `trace` (from
-/// `compile(trace=…)`) replaces the workload's file, and a relative path
-/// becomes absolute (against the current directory), so a worker in
-/// another directory reads the same file. The new file is read now, so a
-/// missing or malformed trace is refused before any run.
-pub fn with_trace(
-    ir: serq::ValidProgram,
-    name: &str,
-    trace: Option<&Path>,
-) -> PyResult<serq::ValidProgram> {
+/// The program with its trace's path absolute (against the current
+/// directory), so a worker in another directory reads the same file.
+pub fn with_absolute_trace(ir: serq::ValidProgram) -> serq::ValidProgram {
     let Some(spec) = &ir.trace else {
-        return match trace {
-            None => Ok(ir),
-            Some(path) => Err(CompileError::new_err(format!(
-                "error: {name}: trace={} replaces the workload's trace file, but the program \
-                 has no `trace` workload",
-                path.display()
-            ))),
-        };
+        return ir;
     };
-    let given = trace.is_some();
-    let path = trace.map_or_else(|| PathBuf::from(&spec.path), Path::to_path_buf);
+    let path = PathBuf::from(&spec.path);
     let path = std::path::absolute(&path).unwrap_or(path);
-    if given {
-        serq::trace::Trace::read(&path)
-            .map_err(|error| CompileError::new_err(format!("error: {name}: {error}")))?;
-    }
-    Ok(ir.with_trace_path(path.display().to_string()))
+    ir.with_trace_path(path.display().to_string())
 }
 
 /// What a program is read from.
@@ -341,7 +323,7 @@ pub fn compile<'py>(
     };
     let overrides = options.overrides()?;
     let mut program = Input::of(path, source)?.compile(py, &overrides)?;
-    program.ir = with_trace(program.ir, &program.name, options.trace.as_deref())?;
+    program.ir = with_absolute_trace(program.ir);
     Ok(program)
 }
 
@@ -350,7 +332,14 @@ pub fn compile<'py>(
 /// run-time error raises `RunError` (a `ValueError`).
 #[pyfunction]
 pub fn run(py: Python<'_>, program: &Program) -> PyResult<Report> {
-    let result = py.detach(|| serq::run(&program.ir));
+    // pyserq's reports know each sample's time, session and turn.
+    let result = py.detach(|| {
+        let mut options = serq::RunOptions {
+            provenance: true,
+            ..serq::RunOptions::default()
+        };
+        serq::run_with(&program.ir, &mut options)
+    });
     let mut report = result.map_err(|e| program.run_error(&e))?;
     report.source_name = program.name.clone();
     Ok(Report::new(report))

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use pyo3::exceptions::PyNotImplementedError;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -204,8 +204,9 @@ pub fn restore_report(state: &Bound<'_, PyAny>) -> PyResult<Report> {
 }
 
 /// One observation: its statistics as `serq run --json` prints them, and
-/// its samples (taken at t >= warmup, in recording order). Each access to
-/// `samples` makes a new list: bind it once.
+/// its samples (taken at t >= warmup, in recording order) with when, by
+/// which session and in which turn each was taken. Each access to
+/// `samples`, `times`, `sessions` or `turns` makes a new list: bind it once.
 #[pyclass(frozen, module = "serq._serq")]
 pub struct Observe {
     report: Arc<serq::Report>,
@@ -219,16 +220,17 @@ impl Observe {
     }
 }
 
-/// The error of a per-sample record serq's engine does not keep yet.
-fn not_recorded(what: &str) -> PyErr {
-    PyNotImplementedError::new_err(format!(
-        "Observe.{what}: serq's engine records each sample's value only, not {}",
-        match what {
-            "times" => "when it was taken",
-            "sessions" => "which session took it",
-            _ => "in which turn it was taken",
-        }
-    ))
+impl Observe {
+    /// Where the samples came from; a report of a study's replication
+    /// (which keeps values only, as `serq sweep` does) has none.
+    fn provenance(&self, what: &str) -> PyResult<&serq::report::Provenance> {
+        self.observation().provenance.as_ref().ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "Observe.{what}: this report was made without each sample's time, session \
+                 and turn (a study's replication keeps the values only); serq.run keeps them"
+            ))
+        })
+    }
 }
 
 #[pymethods]
@@ -276,23 +278,23 @@ impl Observe {
         self.observation().samples.clone()
     }
 
-    /// When each sample was taken (not recorded by serq's engine yet).
+    /// When each sample was taken (the clock), in the samples' order.
     #[getter]
     fn times(&self) -> PyResult<Vec<f64>> {
-        Err(not_recorded("times"))
+        Ok(self.provenance("times")?.times.clone())
     }
 
-    /// Which session took each sample (not recorded by serq's engine yet).
+    /// The serial of the session that took each sample.
     #[getter]
     fn sessions(&self) -> PyResult<Vec<u64>> {
-        Err(not_recorded("sessions"))
+        Ok(self.provenance("sessions")?.sessions.clone())
     }
 
-    /// In which turn each sample was taken (not recorded by serq's engine
-    /// yet).
+    /// The turn each sample was taken in: its session's `turn_no` then (0
+    /// before the first `turn;` and in the `init` block).
     #[getter]
     fn turns(&self) -> PyResult<Vec<u64>> {
-        Err(not_recorded("turns"))
+        Ok(self.provenance("turns")?.turns.clone())
     }
 
     fn __repr__(&self) -> String {

@@ -9,12 +9,36 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
-use serq::report::{Observation, PoolRow, Report, StageRow};
+use serq::report::{Observation, PoolRow, Provenance, Report, StageRow};
 
 /// The layout of the tuples below; raised when one changes.
-const LAYOUT: u32 = 1;
+const LAYOUT: u32 = 2;
 
-type RunState = (String, f64, f64, f64, u64, u64, u64, u64, u64, f64);
+/// An observation: its name, its samples' bytes, and its provenance's
+/// times, sessions and turns as bytes when the run kept them.
+type ObservationState<'py> = (
+    String,
+    Bound<'py, PyBytes>,
+    Option<(
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+    )>,
+);
+
+type RunState<'py> = (
+    String,
+    f64,
+    f64,
+    f64,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    f64,
+    Bound<'py, PyBytes>,
+);
 type StageState = (
     String,
     Option<usize>,
@@ -32,19 +56,19 @@ type PoolState = (
     (u64, u64, f64, u64, u64, u64, u64),
 );
 
-/// `(LAYOUT, run, observes, stages, pools)` of a report; each observation
-/// is its name and its samples' bytes.
+/// `(LAYOUT, run, observes, stages, pools)` of a report; numbers travel as
+/// bytes (the live series, the samples and their provenance).
 type ReportState<'py> = (
     u32,
-    RunState,
-    Vec<(String, Bound<'py, PyBytes>)>,
+    RunState<'py>,
+    Vec<ObservationState<'py>>,
     Vec<StageState>,
     Vec<PoolState>,
 );
 
 /// A report's [`ReportState`].
 pub fn report_state<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyTuple>> {
-    let run: RunState = (
+    let run: RunState<'py> = (
         r.source_name.clone(),
         r.horizon,
         r.end,
@@ -55,13 +79,21 @@ pub fn report_state<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyT
         r.ended,
         r.turns,
         r.mean_live,
+        bytes_of(py, &r.live_series, f64::to_le_bytes),
     );
-    let observes: Vec<(String, Bound<'py, PyBytes>)> = r
+    let observes: Vec<ObservationState<'py>> = r
         .observes
         .iter()
         .map(|o| {
-            let bytes: Vec<u8> = o.samples.iter().flat_map(|x| x.to_le_bytes()).collect();
-            (o.name.clone(), PyBytes::new(py, &bytes))
+            let provenance = o.provenance.as_ref().map(|p| {
+                (
+                    bytes_of(py, &p.times, f64::to_le_bytes),
+                    bytes_of(py, &p.sessions, u64::to_le_bytes),
+                    bytes_of(py, &p.turns, u64::to_le_bytes),
+                )
+            });
+            let samples = bytes_of(py, &o.samples, f64::to_le_bytes);
+            (o.name.clone(), samples, provenance)
         })
         .collect();
     let stages: Vec<StageState> = r
@@ -118,26 +150,46 @@ pub fn report_from_state(state: &Bound<'_, PyAny>) -> PyResult<Report> {
             "a serq report pickled in layout {layout}; this serq reads layout {LAYOUT}"
         )));
     }
-    let (source_name, horizon, end, warmup, seed, events, arrivals, ended, turns, mean_live) = run;
+    let (
+        source_name,
+        horizon,
+        end,
+        warmup,
+        seed,
+        events,
+        arrivals,
+        ended,
+        turns,
+        mean_live,
+        live_series,
+    ) = run;
+    let live_series = numbers_of(&live_series, "the live series", f64::from_le_bytes)?;
     let observes = observes
         .into_iter()
-        .map(|(name, bytes)| {
-            let bytes = bytes.as_bytes();
-            if bytes.len() % 8 != 0 {
-                return Err(PyValueError::new_err(format!(
-                    "the samples of `{name}` are {} bytes, not whole f64s",
-                    bytes.len()
-                )));
-            }
-            let samples = bytes
-                .chunks_exact(8)
-                .map(|c| {
-                    let mut word = [0u8; 8];
-                    word.copy_from_slice(c);
-                    f64::from_le_bytes(word)
-                })
-                .collect();
-            Ok(Observation { name, samples })
+        .map(|(name, bytes, provenance)| {
+            let what = format!("the samples of `{name}`");
+            let samples = numbers_of(&bytes, &what, f64::from_le_bytes)?;
+            let provenance = match provenance {
+                None => None,
+                Some((times, sessions, turns)) => {
+                    let p = Provenance {
+                        times: numbers_of(&times, &what, f64::from_le_bytes)?,
+                        sessions: numbers_of(&sessions, &what, u64::from_le_bytes)?,
+                        turns: numbers_of(&turns, &what, u64::from_le_bytes)?,
+                    };
+                    if [p.times.len(), p.sessions.len(), p.turns.len()] != [samples.len(); 3] {
+                        return Err(PyValueError::new_err(format!(
+                            "{what} and their times, sessions and turns differ in number"
+                        )));
+                    }
+                    Some(p)
+                }
+            };
+            Ok(Observation {
+                name,
+                samples,
+                provenance,
+            })
         })
         .collect::<PyResult<Vec<_>>>()?;
     let stages = stages
@@ -184,10 +236,42 @@ pub fn report_from_state(state: &Bound<'_, PyAny>) -> PyResult<Report> {
         ended,
         turns,
         mean_live,
+        live_series,
         observes,
         stages,
         pools,
     })
+}
+
+/// Numbers as their little-endian bytes (`f64::to_le_bytes`,
+/// `u64::to_le_bytes`).
+fn bytes_of<'py, T: Copy>(py: Python<'py>, xs: &[T], le: fn(T) -> [u8; 8]) -> Bound<'py, PyBytes> {
+    let bytes: Vec<u8> = xs.iter().flat_map(|&x| le(x)).collect();
+    PyBytes::new(py, &bytes)
+}
+
+/// The numbers [`bytes_of`] wrote (`from_le`: `f64::from_le_bytes`,
+/// `u64::from_le_bytes`); `what` names them in the error.
+fn numbers_of<T>(
+    bytes: &Bound<'_, PyBytes>,
+    what: &str,
+    from_le: fn([u8; 8]) -> T,
+) -> PyResult<Vec<T>> {
+    let bytes = bytes.as_bytes();
+    if bytes.len() % 8 != 0 {
+        return Err(PyValueError::new_err(format!(
+            "{what} are {} bytes, not whole 8-byte numbers",
+            bytes.len()
+        )));
+    }
+    Ok(bytes
+        .chunks_exact(8)
+        .map(|c| {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(c);
+            from_le(word)
+        })
+        .collect())
 }
 
 type FailureState = (

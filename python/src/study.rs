@@ -1,17 +1,21 @@
 //! The native steps of `serq.replicate` and `serq.sweep`: a grid's points
-//! compiled, one replication run (what a Ray or Dask task calls), and the
-//! replications gathered into the rows and columns `serq sweep` writes.
+//! compiled into a plan, one replication run (what a Ray or Dask task
+//! calls), and the replications gathered into the rows and columns `serq
+//! sweep` writes.
 //!
-//! Invariant: rows come from `serq::study` alone (`Sweep::columns`,
-//! `Sweep::rows`), and a replication's seed is `replication_seed(point's
-//! seed, k)`, so the rows are the same whichever executor ran the
-//! replications, in whatever order they finished.
+//! Invariant: rows come from `serq::study` alone (`SweepPlan::run`,
+//! `SweepPlan::gather`, `Sweep::rows`), and a replication's seed is
+//! `replication_seed(point's seed, k)`, so the rows are the same whichever
+//! executor ran the replications, in whatever order they finished.
+
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use serq::study::{Axis, ReplicationError, Sweep, SweepError, SweepPoint};
+use serq::study::{Axis, Cell, ReplicationError, Sweep, SweepError, SweepPlan};
 
 use crate::errors::{CompileError, RunError};
 use crate::program::{Options, Program};
@@ -19,10 +23,24 @@ use crate::report::Report;
 use crate::state;
 
 /// Columns and rows: what every study function returns to Python.
-type Rows = (Vec<String>, Vec<Vec<Option<f64>>>);
+type Rows<'py> = (Vec<String>, Vec<Vec<Bound<'py, PyAny>>>);
 
-fn rows_of(sweep: &Sweep) -> Rows {
-    (sweep.columns(), sweep.rows())
+/// A cell as Python holds it: a float, a bool, or `None` where undefined
+/// (a non-finite number too, as `serq sweep` leaves its cell empty).
+fn cell<'py>(py: Python<'py>, c: Cell) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match c {
+        Cell::Number(_) => c.number().into_pyobject(py)?.into_any(),
+        Cell::Flag(b) => b.into_pyobject(py)?.into_any(),
+    })
+}
+
+fn rows_of<'py>(py: Python<'py>, sweep: &Sweep) -> PyResult<Rows<'py>> {
+    let rows = sweep
+        .rows()
+        .into_iter()
+        .map(|row| row.into_iter().map(|c| cell(py, c)).collect())
+        .collect::<PyResult<_>>()?;
+    Ok((sweep.columns(), rows))
 }
 
 /// `NAME=a:b:step` or `NAME=v1,v2,…` (the syntax of `serq sweep --grid`)
@@ -33,10 +51,9 @@ pub fn parse_axis(text: &str) -> PyResult<(String, Vec<f64>)> {
     Ok((axis.name, axis.values))
 }
 
-/// One replication's outcome: its report (samples reduced to their means,
-/// as a sweep keeps them) or its run-time error. Picklable, so a worker
-/// returns it rather than raising, and the driver reports the first
-/// failure in replication order, not in finishing order.
+/// One replication's outcome: its report or its run-time error.
+/// Picklable, so a worker returns it rather than raising, and the driver
+/// reports the first failure in replication order, not in finishing order.
 #[pyclass(frozen, module = "serq._serq", name = "_Replication")]
 pub struct Replication {
     outcome: Result<serq::Report, ReplicationError>,
@@ -80,168 +97,143 @@ pub fn replication(py: Python<'_>, program: &Program, k: usize) -> Replication {
     Replication { outcome }
 }
 
-/// The outcomes as serq's study takes them, in the order given.
-fn in_order(list: &[PyRef<'_, Replication>]) -> Vec<Result<serq::Report, ReplicationError>> {
-    list.iter().map(|r| r.outcome.clone()).collect()
+/// A study ready to run: every point of a grid compiled (or one program,
+/// for `replicate`), with the name and text its errors point into.
+#[pyclass(frozen, module = "serq._serq")]
+pub struct Plan {
+    plan: SweepPlan,
+    replications: usize,
+    name: String,
+    source: Option<Arc<str>>,
 }
 
-/// A replication's failure as `serq run --replications` prints it.
-fn replication_error(program: &Program, e: &ReplicationError) -> PyErr {
-    let text = serq::render_run_error(
-        &program.ir,
-        &e.error,
-        &program.name,
-        program.source.as_deref(),
-    );
-    RunError::new_err(format!(
-        "{}\n(in replication {}, seed {})",
-        text.trim_end(),
-        e.replication,
-        e.seed
-    ))
-}
+impl Plan {
+    /// A failure of a run of the plan, as `serq sweep` (or, for one
+    /// program, `serq run --replications`) prints it.
+    fn error(&self, e: SweepError) -> PyErr {
+        match e {
+            SweepError::Run { point, error } if point.is_empty() => self.replication_error(&error),
+            SweepError::Run { .. } => RunError::new_err(format!("{}: {e}", self.name)),
+            other => compile_error(other),
+        }
+    }
 
-/// The rows of a replicated program: one point, no parameters.
-fn replicated_rows(result: serq::study::Replicated, replications: usize) -> Rows {
-    let sweep = Sweep {
-        parameters: Vec::new(),
-        replications,
-        points: vec![SweepPoint {
-            values: Vec::new(),
-            result,
-        }],
-    };
-    rows_of(&sweep)
-}
-
-/// `replicate_local(program, replications)`: `serq run --replications R`
-/// on all cores (rayon), as rows.
-#[pyfunction]
-pub fn replicate_local(py: Python<'_>, program: &Program, replications: usize) -> PyResult<Rows> {
-    let result = py.detach(|| serq::study::replicate(&program.ir, replications));
-    let result = result.map_err(|e| replication_error(program, &e))?;
-    Ok(replicated_rows(result, replications))
-}
-
-/// `gather_replications(program, outcomes)`: the rows of replications
-/// run elsewhere, given in replication order.
-#[pyfunction]
-pub fn gather_replications(
-    program: &Program,
-    outcomes: Vec<PyRef<'_, Replication>>,
-) -> PyResult<Rows> {
-    let replications = outcomes.len();
-    let gathered = Sweep::gather(&[], replications, vec![Vec::new()], in_order(&outcomes));
-    match gathered {
-        Ok(sweep) => Ok(rows_of(&sweep)),
-        Err(SweepError::Run { error, .. }) => Err(replication_error(program, &error)),
-        Err(other) => Err(RunError::new_err(other.to_string())),
+    /// A replication's failure, rendered at its statement.
+    fn replication_error(&self, e: &ReplicationError) -> PyErr {
+        let program = &self.plan.programs()[0];
+        let text = serq::render_run_error(program, &e.error, &self.name, self.source.as_deref());
+        RunError::new_err(format!(
+            "{}\n(in replication {}, seed {})",
+            text.trim_end(),
+            e.replication,
+            e.seed
+        ))
     }
 }
 
-/// A program and a grid of its `let` values: what `serq.sweep` runs.
-#[pyclass(frozen, module = "serq._serq")]
-pub struct Grid {
-    source: String,
-    name: String,
-    overrides: serq::Overrides,
-    axes: Vec<Axis>,
-}
-
-impl Grid {
-    /// A sweep's failure, as `serq sweep` prints it.
-    fn error(&self, e: SweepError) -> PyErr {
-        match &e {
-            SweepError::Compile { point, diagnostics } => {
-                let rendered = serq::syntax::render(diagnostics, &self.name, &self.source);
-                let at: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
-                CompileError::new_err(format!(
-                    "{rendered}{} error(s) in {} at {}",
-                    diagnostics.len(),
-                    self.name,
-                    at.join(", ")
-                ))
-            }
-            SweepError::DuplicateAxis(_) => PyValueError::new_err(e.to_string()),
-            SweepError::Run { .. } => RunError::new_err(format!("{}: {e}", self.name)),
+/// A plan that could not be made: the point's diagnostics with its values,
+/// as `serq sweep` prints them.
+fn compile_error(e: SweepError) -> PyErr {
+    match e {
+        SweepError::Compile { point, error } => {
+            let at: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
+            CompileError::new_err(format!("{error} at {}", at.join(", ")))
         }
+        other => PyValueError::new_err(other.to_string()),
     }
 }
 
 #[pymethods]
-impl Grid {
-    /// `Grid(source, name, axes, **overrides)`: `axes` are `(name,
-    /// values)` pairs, the first varying slowest; `overrides` are
-    /// `compile`'s keywords but `trace` (`sets`, `defs`, `seed`, `horizon`,
-    /// `warmup`, `arrivals`) and apply at every point.
+impl Plan {
+    /// `Plan(source, origin, name, axes, replications, **overrides)`:
+    /// `source` compiled at every point of the grid (`axes`: `(name,
+    /// values)` pairs, the first varying slowest). `origin` is the file
+    /// the text came from (its `use`s and a relative `trace` resolve
+    /// beside it), or `None` for text. `overrides` are `compile`'s
+    /// keywords (`sets`, `defs`, `seed`, `horizon`, `warmup`, `arrivals`,
+    /// `trace`) and apply at every point.
     #[new]
-    #[pyo3(signature = (source, name, axes, **overrides))]
+    #[pyo3(signature = (source, origin, name, axes, replications, **overrides))]
     fn new(
+        py: Python<'_>,
         source: String,
+        origin: Option<PathBuf>,
         name: String,
         axes: Vec<(String, Vec<f64>)>,
+        replications: usize,
         overrides: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Grid> {
-        Ok(Grid {
-            source,
+    ) -> PyResult<Plan> {
+        let overrides = Options::from_keywords(overrides)?.overrides()?;
+        let axes: Vec<Axis> = axes
+            .into_iter()
+            .map(|(name, values)| Axis { name, values })
+            .collect();
+        let plan = py
+            .detach(|| SweepPlan::new(&source, origin.as_deref(), &overrides, &axes, replications))
+            .map_err(compile_error)?;
+        Ok(Plan {
+            plan,
+            replications,
             name,
-            overrides: Options::from_keywords(overrides)?.overrides()?,
-            axes: axes
-                .into_iter()
-                .map(|(name, values)| Axis { name, values })
-                .collect(),
+            source: Some(Arc::from(source)),
         })
     }
 
-    /// Every point compiled, first axis slowest: `(values, Program)` pairs.
-    fn points(&self, py: Python<'_>) -> PyResult<Vec<(Vec<f64>, Program)>> {
-        let points =
-            py.detach(|| serq::study::sweep_points(&self.source, &self.overrides, &self.axes));
-        let points = points.map_err(|e| self.error(e))?;
-        Ok(points
-            .into_iter()
-            .map(|p| {
-                let program = Program {
-                    ir: p.program,
-                    name: self.name.clone(),
-                    source: Some(std::sync::Arc::from(self.source.as_str())),
-                };
-                (p.values, program)
-            })
-            .collect())
+    /// `Plan.of_program(program, replications)`: one program replicated.
+    #[staticmethod]
+    fn of_program(program: &Program, replications: usize) -> Plan {
+        Plan {
+            plan: SweepPlan::of_program(program.ir.clone(), replications),
+            replications,
+            name: program.name.clone(),
+            source: program.source.clone(),
+        }
     }
 
-    /// `serq sweep` on all cores (rayon), as rows.
-    fn run(&self, py: Python<'_>, replications: usize) -> PyResult<Rows> {
-        let swept = py.detach(|| {
-            serq::study::sweep(
-                &self.source,
-                &self.overrides,
-                &self.axes,
-                replications,
-                &|| {},
-            )
-        });
-        Ok(rows_of(&swept.map_err(|e| self.error(e))?))
+    /// Replications per point.
+    #[getter]
+    fn replications(&self) -> usize {
+        self.replications
+    }
+
+    /// Every point's program, in grid order.
+    fn programs(&self) -> Vec<Program> {
+        self.plan
+            .programs()
+            .iter()
+            .map(|ir| Program {
+                ir: ir.clone(),
+                name: self.name.clone(),
+                source: self.source.clone(),
+            })
+            .collect()
+    }
+
+    /// Every point's replications on all cores, as rows.
+    fn run<'py>(&self, py: Python<'py>) -> PyResult<Rows<'py>> {
+        let swept = py.detach(|| self.plan.run(0, &|| {}, &mut |_| {}));
+        rows_of(py, &swept.map_err(|e| self.error(e))?)
     }
 
     /// The rows of replications run elsewhere: `outcomes` holds each
-    /// point's `replications` outcomes in order, points in the order
-    /// `points()` gave them.
-    fn gather(
+    /// point's replications in order, points in the order of
+    /// `programs()`.
+    fn gather<'py>(
         &self,
-        replications: usize,
-        points: Vec<Vec<f64>>,
+        py: Python<'py>,
         outcomes: Vec<PyRef<'_, Replication>>,
-    ) -> PyResult<Rows> {
-        if outcomes.len() != points.len() * replications {
+    ) -> PyResult<Rows<'py>> {
+        let expected = self.plan.len() * self.replications;
+        if outcomes.len() != expected {
             return Err(PyValueError::new_err(format!(
-                "{} outcomes for {} points of {replications} replications",
+                "{} outcomes for {} points of {} replications",
                 outcomes.len(),
-                points.len()
+                self.plan.len(),
+                self.replications
             )));
         }
-        let gathered = Sweep::gather(&self.axes, replications, points, in_order(&outcomes));
-        Ok(rows_of(&gathered.map_err(|e| self.error(e))?))
+        let reports = outcomes.iter().map(|r| r.outcome.clone()).collect();
+        let gathered = self.plan.gather(reports);
+        rows_of(py, &gathered.map_err(|e| self.error(e))?)
     }
 }

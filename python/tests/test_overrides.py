@@ -75,15 +75,42 @@ def test_a_programs_trace_is_read_beside_it_and_made_absolute(tmp_path, monkeypa
 
 def test_trace_replaces_the_file_and_reads_it_from_the_current_directory(tmp_path, monkeypatch):
     (tmp_path / "other.csv").write_text(CSV)
-    # serq reads the program's own trace while compiling, before trace=
-    # replaces it (serq::Overrides has no trace yet), so it must exist too.
-    (tmp_path / "turns.csv").write_text(CSV)
+    # The program's own turns.csv does not exist: with trace= it is never read.
     monkeypatch.chdir(tmp_path)
-    # Program text's trace is read from the current directory; trace= wins.
     program = serq.compile(source=TRACE_PROGRAM, trace="other.csv")
     assert json.loads(program.to_json())["trace"]["path"] == str(tmp_path / "other.csv")
     (tmp_path / "broken.csv").write_text("0,0,1\n")
     with pytest.raises(serq.CompileError, match="broken.csv"):
         serq.compile(source=TRACE_PROGRAM, trace="broken.csv")
-    with pytest.raises(serq.CompileError, match="has no `trace` workload"):
+    with pytest.raises(serq.CompileError, match="no `trace` workload"):
         serq.compile(source=DEF_PROGRAM, trace="other.csv")
+
+
+# Two sessions at t = 0, each one turn of `new`: a delay of new / 100, then
+# `done`. Session k replays corpus session k.
+REPLAY = """
+stage s : delay;
+workload { arrive batch(2); trace "absent.csv" ordered; }
+session { turn; run s (new / 100); observe done = now; }
+run { horizon 10; }
+"""
+
+
+def test_two_traces_give_two_reports(tmp_path, monkeypatch, run_cli):
+    path = tmp_path / "replay.sq"
+    path.write_text(REPLAY)
+    (tmp_path / "one.csv").write_text("session,turn,new,out,think\n1,0,100,1,0\n2,0,300,1,0\n")
+    (tmp_path / "two.csv").write_text("session,turn,new,out,think\n1,0,50,1,0\n2,0,250,1,0\n")
+    # Read from the current directory, not the program's.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    one = serq.run(serq.compile(path, trace="../one.csv"))
+    two = serq.run(serq.compile(path, trace="../two.csv"))
+    # one.csv: news 100 and 300, delays 1 and 3; two.csv: 0.5 and 2.5.
+    assert one.observe("done").samples == [1.0, 3.0]
+    assert two.observe("done").samples == [0.5, 2.5]
+    assert one.stage("s").mean_number == (1 + 3) / 10
+    assert two.stage("s").mean_number == (0.5 + 2.5) / 10
+    # serq run --trace prints the same report.
+    assert one.json() + "\n" == run_cli("run", "--json", str(path), "--trace", str(tmp_path / "one.csv"))

@@ -5,6 +5,8 @@ import json
 import math
 import pickle
 
+import pytest
+
 import serq
 
 # Two sessions at t = 0. Session k: hold kv (4) around d (1 + k); the
@@ -139,3 +141,41 @@ def test_the_table_is_serq_runs_text(run_cli, tmp_path):
     path = tmp_path / "p.sq"
     path.write_text(PROGRAM)
     assert serq.run(serq.compile(path)).table() == run_cli("run", str(path))
+
+
+# Two sessions at t = 0. Session k observes its serial in the init block
+# (t = 0, turn 0), runs a delay for 1 + k, turns (the turn block observes
+# turn_no = 1 at 1 + k), observes the clock (1 + k, turn 1), runs the delay
+# for 2, turns (turn_no = 2 at 3 + k) and observes the clock (3 + k, turn 2).
+# pyserq 0.1.0 gives the same times, sessions and turns.
+TWO_TURNS = """
+stage d : delay;
+workload { arrive batch(2); init { observe born = serial; } turn { observe tb = turn_no; } }
+session { run d (1 + serial); turn; observe x = now; run d (2); turn; observe x = now; }
+run { horizon 20; }
+"""
+
+
+def test_each_sample_has_its_time_session_and_turn():
+    r = serq.run(serq.compile(source=TWO_TURNS))
+    born, tb, x = r.observe("born"), r.observe("tb"), r.observe("x")
+    assert (born.samples, born.times, born.sessions, born.turns) == ([0.0, 1.0], [0.0, 0.0], [0, 1], [0, 0])
+    assert (tb.samples, tb.times, tb.sessions, tb.turns) == ([1.0, 1.0, 2.0, 2.0], [1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1], [1, 1, 2, 2])
+    assert (x.samples, x.times, x.sessions, x.turns) == ([1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1], [1, 1, 2, 2])
+    # Warm-up 1.5 drops the births (t = 0) and session 0's first turn (t = 1).
+    late = serq.run(serq.compile(source=TWO_TURNS, warmup=1.5)).observe("x")
+    assert (late.times, late.sessions, late.turns) == ([2.0, 3.0, 4.0], [1, 0, 1], [1, 2, 2])
+
+
+def test_provenance_survives_pickling():
+    x = pickle.loads(pickle.dumps(serq.run(serq.compile(source=TWO_TURNS)))).observe("x")
+    assert (x.times, x.sessions, x.turns) == ([1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1], [1, 1, 2, 2])
+
+
+def test_a_study_replication_keeps_values_only():
+    replication = serq._serq.replication(serq.compile(source=TWO_TURNS), 0)
+    x = replication.report.observe("x")
+    assert x.samples == [1.0, 2.0, 3.0, 4.0]
+    for what in ("times", "sessions", "turns"):
+        with pytest.raises(ValueError, match=f"^Observe.{what}: this report was made without"):
+            getattr(x, what)

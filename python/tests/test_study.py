@@ -7,7 +7,7 @@ import json
 import pytest
 
 import serq
-from conftest import REPO
+from conftest import PYTHON_DIR, REPO
 
 CAPACITY = REPO / "examples" / "pd-disaggregation" / "capacity.sq"
 MM1 = REPO / "examples" / "single-turn" / "mm1.sq"
@@ -123,3 +123,47 @@ def test_bad_arguments_are_refused():
         serq.sweep(MM1, grid={}, executor="spark")
     with pytest.raises(TypeError, match="is not None"):
         serq.sweep(MM1, grid={}, executor=42)
+
+
+def test_the_rows_are_serq_sweeps_csv_percentiles_and_stability_included(run_cli):
+    # lam = 30 is past a single decoder's capacity (D.util near 1 at lam = 4
+    # already): its live sessions grow, so the point is not stable.
+    rows = serq.sweep(CAPACITY, grid={"lam": [4, 30], "ND": [1]}, replications=3, horizon=200)
+    text = run_cli(
+        "sweep", str(CAPACITY), "--grid", "lam=4,30", "--grid", "ND=1",
+        "--replications", "3", "--horizon", "200", "--format", "csv",
+    )
+    header, *lines = [line.split(",") for line in text.splitlines()]
+    assert list(rows[0]) == header
+    assert header[:4] == ["lam", "ND", "replications", "stable"]
+    assert header[4:12] == [
+        "ttft.mean", "ttft.ci", "ttft.p50", "ttft.p50_ci", "ttft.p90", "ttft.p90_ci", "ttft.p99", "ttft.p99_ci",
+    ]
+
+    # A flag prints as true or false, an undefined cell empty, a number in
+    # its shortest round-trip form.
+    flags = {"true": True, "false": False, "": None}
+    assert len(lines) == len(rows)
+    for row, line in zip(rows, lines):
+        assert len(line) == len(header)
+        for column, printed in zip(header, line):
+            value = row[column]
+            if isinstance(value, bool) or value is None:
+                assert value is flags[printed], column
+            else:
+                assert value == float(printed), column
+    assert [r["stable"] for r in rows] == [True, False]
+
+
+def test_a_swept_file_reads_its_libraries_beside_it(tmp_path, monkeypatch):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "cost.sq").write_text("def cost(d) = 2 * d;\n")
+    path = tmp_path / "main.sq"
+    path.write_text(
+        'use "lib/cost.sq";\nlet d = 1;\nstage s : delay;\nworkload { arrive batch(1); }\n'
+        "session { run s (cost(d)); observe response = now; }\nrun { horizon 10; }\n"
+    )
+    monkeypatch.chdir(PYTHON_DIR)
+    rows = serq.sweep(path, grid={"d": [1, 3]})
+    # One session on a delay for 2·d: response 2·d, utilisation 2·d / 10.
+    assert [(r["response.mean"], r["s.util"]) for r in rows] == [(2.0, 0.2), (6.0, 0.6)]

@@ -3,7 +3,10 @@
 //! Invariants: a pass visits pools in declaration order, and in each the
 //! stalled growers (in stall order) before the queue head, stopping at the
 //! first that does not fit; an admitted hold's session gets its hold frame
-//! and goes to the back of the ready queue.
+//! and goes to the back of the ready queue. A pass skips the pools
+//! [`Waiting`](super::pool::Waiting) holds asleep: their stalled front and
+//! their queue head did not fit in that pool, their amounts read no state,
+//! and no units came back to it since, so they would not fit now.
 
 use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
@@ -47,11 +50,19 @@ pub fn admission_pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
                 any = true;
             }
         }
-        if let Ok((waiters, _)) = sim.store.pools.get(pool)
-            && waiters.stalled.is_empty()
-            && waiters.queue.is_empty()
-        {
-            sim.waiting.remove(p);
+        // Its stalled front (if any) did not fit, nor its queue head (if any).
+        if let Ok((waiters, _)) = sim.store.pools.get(pool) {
+            match waiters.queue.front() {
+                None if waiters.stalled.is_empty() => sim.waiting.remove(p),
+                None => sim.waiting.sleep(p),
+                Some(&head) => {
+                    if waiters.blocked.is_some_and(|b| b.on as usize == p)
+                        && still_blocked(sim, pool, head)
+                    {
+                        sim.waiting.sleep(p);
+                    }
+                }
+            }
         }
         next = p + 1;
     }

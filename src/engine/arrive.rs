@@ -4,10 +4,10 @@
 //! Invariant: a session takes a vacant entity (the run loop keeps one
 //! vacant before every event, and an event creates at most one session
 //! beyond those its sessions' ends free); its components and attribute row
-//! are reset, so nothing of the entity's last session remains.
+//! are reset (its dealings at its last session's end), so nothing of the
+//! entity's last session remains.
 
 use bevy_ecs::prelude::*;
-use smallvec::smallvec;
 
 use super::code::{Code, Stmt};
 use super::eval::{Cx, Moment, eval, exponential_of};
@@ -103,20 +103,19 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     let Ok((mut cont, mut draws, mut life)) = sim.store.sessions.get_mut(e) else {
         return Err(lost("session", now));
     };
-    cont.0 = smallvec![Frame {
+    // (Its dealings were emptied at its last session's end.)
+    cont.0.clear();
+    cont.0.push(Frame {
         block: prog.session as u32,
         pc: 0,
         kind: FrameKind::Top,
-    }];
+    });
     draws.0.reset(prog.seed, Purpose::Session(serial));
     life.serial = serial;
     life.steps = 0;
     life.steps_at = f64::NAN;
     life.live = true;
     let row = life.row;
-    if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
-        dealings.clear();
-    }
     let attrs = sim.attrs.of_mut(row);
     attrs.fill(0.0);
     if let Some(a) = attrs.get_mut(ir::SLOT_SERIAL) {
@@ -134,7 +133,9 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
         };
         sim.replay.start(row, corpus as u32);
     }
-    run_workload_block(code, sim, e, prog.init, 0)?;
+    if !code.blocks[prog.init].is_empty() {
+        run_workload_block(code, sim, e, prog.init, 0)?;
+    }
     sim.ready.0.push_back(e);
     Ok(())
 }
@@ -194,7 +195,7 @@ pub fn run_workload_block(
                 moment: &Moment::NONE,
                 serial: u64::MAX,
                 kv,
-                attrs: attrs.of(row),
+                attrs: attrs.cells(row),
                 rng: &mut streams.turn,
                 first: &mut streams.first,
                 load,
@@ -209,17 +210,17 @@ pub fn run_workload_block(
                 *a = v;
             }
         } else {
-            observe(code, sim, target, v);
+            observe(code, sim, target, v, (serial, turn));
         }
     }
     Ok(())
 }
 
-/// Records an observation (at or after warm-up).
-pub fn observe(code: &Code, sim: &mut Sim, index: u32, v: f64) {
-    if sim.clock.now >= code.program.warmup
-        && let Some(samples) = sim.observed.samples.get_mut(index as usize)
-    {
-        samples.push(v);
+/// Records an observation (at or after warm-up) taken by session and
+/// turn `whence`.
+pub fn observe(code: &Code, sim: &mut Sim, index: u32, v: f64, whence: (u64, u64)) {
+    let now = sim.clock.now;
+    if now >= code.program.warmup {
+        sim.observed.record(index, v, now, || whence);
     }
 }

@@ -9,7 +9,10 @@
 //! evicted while it was already over its capacity, and its job runs with
 //! no session waiting for it.
 
+use std::cell::Cell;
+
 use bevy_ecs::prelude::*;
+use smallvec::SmallVec;
 
 use super::code::{Code, Expr, ctx_index};
 use super::eval::{Cx, Moment, eval};
@@ -225,7 +228,10 @@ fn evict_moment(sim: &mut Sim, x: &Expr, entry: &Entry<Owner>, size: f64) -> Res
     moment.0[ctx_index(Ctx::Size)] = size;
     moment.0[ctx_index(Ctx::Age)] = now - entry.released;
     moment.0[ctx_index(Ctx::Last)] = entry.released;
-    let (attrs, waiting): (&[f64], bool) = match &entry.owner {
+    // An ended owner's attributes are copied into cells, as an evaluation
+    // reads them (`eval::Cx`); on the stack for up to 32 attributes.
+    let ended: SmallVec<[Cell<f64>; 32]>;
+    let (attrs, waiting): (&[Cell<f64>], bool) = match &entry.owner {
         Owner::Session(e, row) => {
             let waiting = sim
                 .store
@@ -234,9 +240,12 @@ fn evict_moment(sim: &mut Sim, x: &Expr, entry: &Entry<Owner>, size: f64) -> Res
                 .ok()
                 .and_then(|d| d.0.as_deref().map(|d| matches!(d.wait, Wait::Hold { .. })))
                 .unwrap_or(false);
-            (sim.attrs.of(*row), waiting)
+            (sim.attrs.cells(*row), waiting)
         }
-        Owner::Ended(attrs) => (attrs, false),
+        Owner::Ended(attrs) => {
+            ended = attrs.iter().copied().map(Cell::new).collect();
+            (&ended, false)
+        }
     };
     moment.0[ctx_index(Ctx::Waiting)] = if waiting { 1.0 } else { 0.0 };
     let Sim {
@@ -325,11 +334,11 @@ fn detached_job(code: &Code, sim: &mut Sim, s: usize, work: f64) -> Result<(), R
             join(
                 s,
                 (&mut service, &mut stats),
-                &mut sim.load,
+                sim.load,
                 now,
                 Entity::PLACEHOLDER,
                 work,
-                &mut sim.events,
+                sim.events,
             );
             if is_ps {
                 sim.dirty.mark(s as u32);

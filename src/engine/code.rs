@@ -103,6 +103,12 @@ pub enum Expr {
     Draw(Dist, f64, f64),
     /// A binary operator (not `&&`, `||`) of two leaves.
     Binary(BinOp, Leaf, Leaf),
+    /// An observable of the member `base` (a family of one, or a constant index).
+    Observe(Observable, u32),
+    /// An observable of the member `base + attrs[slot]` of a family of
+    /// `count` (`queue(P[i])`, a `choose` key's usual shape), its index
+    /// checked as `ObserveAt` does.
+    ObserveAttr(Observable, u32, u32, u32),
     /// Anything else, as flat code.
     Ops(Box<[Op]>),
 }
@@ -510,6 +516,23 @@ pub fn expr(e: &ir::Expr) -> Expr {
             let (a, b) = constant(args, 0).zip(constant(args, 1)).unwrap_or_default();
             Expr::Draw(*dist, a, b)
         }
+        ir::Expr::Call(fun, args) if observable(*fun).is_some() => {
+            let reference = match args.first() {
+                Some(Arg::Stage(r) | Arg::Pool(r)) => Some(r),
+                _ => None,
+            };
+            match (observable(*fun), reference) {
+                (Some(what), Some(r)) => match &r.index {
+                    None => Expr::Observe(what, r.base as u32),
+                    Some(ir::Expr::Attr(slot)) => {
+                        Expr::ObserveAttr(what, r.base as u32, r.count as u32, *slot as u32)
+                    }
+                    Some(_) => ops_of(e),
+                },
+                // The validator gives every observable its one reference.
+                _ => Expr::Num(f64::NAN),
+            }
+        }
         ir::Expr::Binary(op, a, b)
             if !matches!(op, BinOp::And | BinOp::Or) && leaf(a).is_some() && leaf(b).is_some() =>
         {
@@ -518,12 +541,35 @@ pub fn expr(e: &ir::Expr) -> Expr {
                 _ => Expr::Num(f64::NAN),
             }
         }
-        _ => {
-            let mut ops = Vec::new();
-            emit(e, &mut ops);
-            Expr::Ops(ops.into_boxed_slice())
-        }
+        _ => ops_of(e),
     }
+}
+
+/// Flat code for the stack machine.
+fn ops_of(e: &ir::Expr) -> Expr {
+    let mut ops = Vec::new();
+    emit(e, &mut ops);
+    Expr::Ops(ops.into_boxed_slice())
+}
+
+/// What an observable function of one member reads (`None`: a pure
+/// function, or `price`, which reads two numbers besides its member).
+fn observable(fun: Fun) -> Option<Observable> {
+    Some(match fun {
+        Fun::Queue => Observable::Queue,
+        Fun::Busy => Observable::Busy,
+        Fun::Work => Observable::Work,
+        Fun::Used => Observable::Used,
+        Fun::Free => Observable::Free,
+        Fun::Holders => Observable::Holders,
+        Fun::Queued => Observable::Queued,
+        Fun::CachedIn => Observable::CachedIn,
+        Fun::BudgetLeft => Observable::BudgetLeft,
+        Fun::EstLambda => Observable::EstLambda,
+        Fun::EstRho => Observable::EstRho,
+        Fun::EstWait => Observable::EstWait,
+        _ => return None,
+    })
 }
 
 /// The constant value of a distribution's parameter `i`, if it is a number.
@@ -591,20 +637,9 @@ fn emit(e: &ir::Expr, ops: &mut Vec<Op>) {
 }
 
 fn call(fun: Fun, args: &[Arg], ops: &mut Vec<Op>) {
-    let observable = match fun {
-        Fun::Queue => Observable::Queue,
-        Fun::Busy => Observable::Busy,
-        Fun::Work => Observable::Work,
-        Fun::Used => Observable::Used,
-        Fun::Free => Observable::Free,
-        Fun::Holders => Observable::Holders,
-        Fun::Queued => Observable::Queued,
-        Fun::CachedIn => Observable::CachedIn,
-        Fun::BudgetLeft => Observable::BudgetLeft,
-        Fun::EstLambda => Observable::EstLambda,
-        Fun::EstRho => Observable::EstRho,
-        Fun::EstWait => Observable::EstWait,
-        Fun::Price => {
+    let observable = match observable(fun) {
+        Some(what) => what,
+        None if fun == Fun::Price => {
             // `price(s, a, b)`: the two numbers first, then the member.
             for a in &args[1..] {
                 if let Arg::Expr(e) = a {
@@ -613,7 +648,7 @@ fn call(fun: Fun, args: &[Arg], ops: &mut Vec<Op>) {
             }
             Observable::Price
         }
-        _ => {
+        None => {
             for a in args {
                 if let Arg::Expr(e) = a {
                     emit(e, ops);
@@ -651,7 +686,7 @@ mod tests {
     }
 
     #[test]
-    fn a_choose_key_compiles_to_an_attribute_read_and_an_array_read() {
+    fn a_choose_key_compiles_to_an_array_read_at_an_attribute() {
         let code = compiled(
             "stage P[4] : fifo; workload { arrive batch(1); }
              session { choose i in 4 by (queue(P[i]), ~uniform(0, 1)); run P[i] (1); }
@@ -661,10 +696,7 @@ mod tests {
             panic!("{:?}", code.blocks[2]);
         };
         // `i` is the first user attribute (slot 9, after the nine built-ins).
-        assert_eq!(
-            key[0],
-            Expr::Ops([Op::Attr(9), Op::ObserveAt(Observable::Queue, 0, 4)].into())
-        );
+        assert_eq!(key[0], Expr::ObserveAttr(Observable::Queue, 0, 4, 9));
         assert_eq!(key[1], Expr::Draw(Dist::Uniform, 0.0, 1.0));
     }
 }

@@ -30,7 +30,7 @@ pub fn end_flow(sim: &mut Sim, generation: u64) -> Result<(), RunError> {
         else {
             return Err(lost("stage", now));
         };
-        stats.count(s as usize, true, &mut sim.load, now, -1.0);
+        stats.count(s as usize, true, sim.load, now, -1.0);
         sim.load.set_busy(s as usize, &service);
         stats.record(&mut sim.load.est[s as usize], now, start, start);
     }

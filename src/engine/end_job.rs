@@ -20,10 +20,10 @@ pub fn end_job(sim: &mut Sim, stage: u32, slot: u32) -> Result<(), RunError> {
     if let Some(e) = finish_job(
         s,
         (&mut service, &mut stats),
-        &mut sim.load,
+        sim.load,
         now,
         slot,
-        &mut sim.events,
+        sim.events,
     ) && e != Entity::PLACEHOLDER
     {
         sim.ready.0.push_back(e);
@@ -38,13 +38,7 @@ pub fn end_ps_job(sim: &mut Sim, stage: u32, generation: u64) -> Result<(), RunE
     let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
         return Err(lost("stage", now));
     };
-    if let Some(e) = finish_ps(
-        s,
-        (&mut service, &mut stats),
-        &mut sim.load,
-        now,
-        generation,
-    ) {
+    if let Some(e) = finish_ps(s, (&mut service, &mut stats), sim.load, now, generation) {
         sim.dirty.mark(stage);
         // A spill's job has no session waiting for it.
         if e != Entity::PLACEHOLDER {

@@ -26,12 +26,27 @@ pub const LIVELOCK: u64 = 1_000_000;
 /// Ends session `e`: returns what it holds, then retires it.
 pub fn end_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     let now = sim.clock.now;
-    let Ok((mut cont, _, _)) = sim.store.sessions.get_mut(e) else {
+    let Ok((mut cont, _, mut life)) = sim.store.sessions.get_mut(e) else {
         return Err(lost("session", now));
     };
     cont.0.clear();
+    life.live = false;
+    let serial = life.serial;
+    end_closed_session(code, sim, e, serial)
+}
+
+/// Ends session `e` (serial `serial`) whose own components are already
+/// closed (its continuation empty, not live): what the interpreter calls
+/// once it has done that in its one fetch of them. Returns what it holds
+/// and leaves its dealings empty for the entity's next session.
+pub fn end_closed_session(
+    code: &Code,
+    sim: &mut Sim,
+    e: Entity,
+    serial: u64,
+) -> Result<(), RunError> {
     let holds = match sim.store.dealings.get_mut(e) {
-        Ok(mut dealings) => match dealings.0.as_deref_mut() {
+        Ok(mut dealings) => match dealings.bypass_change_detection().0.as_deref_mut() {
             // It never held: nothing to return (and no box to build).
             None => None,
             Some(d) => Some((std::mem::take(&mut d.holds), std::mem::take(&mut d.leases))),
@@ -59,17 +74,18 @@ pub fn end_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError
         }
         // Keep the buffers for the entity's next session.
         if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
+            dealings.clear();
             let d = dealings.get();
             d.holds = holds;
             d.leases = leases;
         }
     }
-    retire_session(code, sim, e)
+    retire_session(code, sim, e, serial)
 }
 
-/// Session `e` has ended (what it held is returned): count it, free its
-/// entity, and replace it under `closed`.
-fn retire_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
+/// Session `e` has ended (what it held is returned, its components are
+/// closed): count it, free its entity, and replace it under `closed`.
+fn retire_session(code: &Code, sim: &mut Sim, e: Entity, serial: u64) -> Result<(), RunError> {
     let now = sim.clock.now;
     let prog = &code.program;
     let census = &mut *sim.census;
@@ -79,13 +95,6 @@ fn retire_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError>
     census.ended_total += 1;
     census.live -= 1;
     census.live_changed(now);
-    let serial = match sim.store.sessions.get_mut(e) {
-        Ok((_, _, mut life)) => {
-            life.live = false;
-            life.serial
-        }
-        Err(_) => return Err(lost("session", now)),
-    };
     sim.vacant.0.push(e);
     if let Arrival::Closed(_) = prog.arrival {
         let census = &mut *sim.census;

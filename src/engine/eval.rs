@@ -9,6 +9,8 @@
 //! range, a distribution parameter out of range), made a message only when
 //! the caller reports it with the statement, the session and the time.
 
+use std::cell::Cell;
+
 use smallvec::SmallVec;
 
 use super::code::{CTX_COUNT, Expr, Leaf, Member, Observable, Op};
@@ -41,8 +43,10 @@ pub struct Cx<'a> {
     pub serial: u64,
     /// Every pool member's cache (`cachedin`).
     pub kv: &'a KvPools,
-    /// The session's attributes (empty outside a session).
-    pub attrs: &'a [f64],
+    /// The session's attributes (empty outside a session), as cells: a
+    /// statement may set one (a `choose` its candidate) between the
+    /// evaluations of one `Cx`.
+    pub attrs: &'a [Cell<f64>],
     /// The stream draws come from.
     pub rng: &'a mut Stream,
     /// The shared first draws of per-session streams.
@@ -129,7 +133,7 @@ impl Cx<'_> {
     #[inline]
     fn attr(&self, slot: u32) -> f64 {
         // The validator keeps slots in range where attributes exist.
-        self.attrs.get(slot as usize).copied().unwrap_or(f64::NAN)
+        self.attrs.get(slot as usize).map_or(f64::NAN, Cell::get)
     }
 }
 
@@ -151,6 +155,80 @@ pub fn member(r: &Member, cx: &mut Cx<'_>, what: &'static str) -> Result<usize, 
     }
 }
 
+/// Evaluates a `choose` key for one candidate: a uniform draw (the key
+/// of a random choice over a thousand members) where the call is, the
+/// rest by [`eval`].
+#[inline(always)]
+pub fn eval_key(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, Fault> {
+    match *e {
+        Expr::Draw(Dist::Uniform, a, b) => Ok(a + (b - a) * cx.uniform()),
+        _ => eval(e, cx),
+    }
+}
+
+/// A `choose` key as the scan over candidates `0..n` reads it: a key of
+/// the usual shapes costs an array read or a draw, not an evaluation.
+#[derive(Clone, Copy)]
+pub enum ScanKey<'k> {
+    /// `~uniform(a, b)`.
+    Uniform(f64, f64),
+    /// `queue(P[j])` and the like: candidate j's value is `column[j]`.
+    Column(&'k [f64]),
+    /// `free(K[j])`: candidate j's is `cap[j] - used[j]`.
+    Free(&'k [f64], &'k [f64]),
+    /// Any other observable of member `base + j`.
+    Member(Observable, usize),
+    /// Anything else, evaluated.
+    Other(&'k Expr),
+}
+
+impl<'k> ScanKey<'k> {
+    /// How key `e` of a scan over candidates `0..n` in attribute `var` is
+    /// read. An observable of `F[var]` reads columns only when every
+    /// candidate is a member of `F` (else the evaluation's index fault
+    /// must stop the scan at the first candidate past it).
+    pub fn of(
+        e: &'k Expr,
+        var: usize,
+        n: f64,
+        load: &'k StageLoad,
+        levels: &'k PoolLevels,
+    ) -> Self {
+        match *e {
+            Expr::Draw(Dist::Uniform, a, b) => ScanKey::Uniform(a, b),
+            Expr::ObserveAttr(what, base, count, slot)
+                if slot as usize == var && n <= count as f64 =>
+            {
+                let family = base as usize..(base + count) as usize;
+                match what {
+                    Observable::Queue => ScanKey::Column(&load.present[family]),
+                    Observable::Busy => ScanKey::Column(&load.busy[family]),
+                    Observable::Used => ScanKey::Column(&levels.used[family]),
+                    Observable::Holders => ScanKey::Column(&levels.holders[family]),
+                    Observable::Queued => ScanKey::Column(&levels.queued[family]),
+                    Observable::Free => {
+                        ScanKey::Free(&levels.cap[family.clone()], &levels.used[family])
+                    }
+                    _ => ScanKey::Member(what, base as usize),
+                }
+            }
+            _ => ScanKey::Other(e),
+        }
+    }
+
+    /// The key of candidate `j` (its attribute already set to `j`).
+    #[inline(always)]
+    pub fn at(self, j: usize, cx: &mut Cx<'_>) -> Result<f64, Fault> {
+        match self {
+            ScanKey::Uniform(a, b) => Ok(a + (b - a) * cx.uniform()),
+            ScanKey::Column(column) => Ok(column[j]),
+            ScanKey::Free(cap, used) => Ok(cap[j] - used[j]),
+            ScanKey::Member(what, base) => observe(what, base + j, cx),
+            ScanKey::Other(e) => eval(e, cx),
+        }
+    }
+}
+
 /// Evaluates a compiled expression.
 #[inline]
 pub fn eval(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, Fault> {
@@ -160,16 +238,19 @@ pub fn eval(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, Fault> {
         Expr::Now => Ok(cx.now),
         Expr::Draw(dist, a, b) => Ok(draw(*dist, *a, *b, cx)),
         Expr::Binary(op, a, b) => Ok(op.apply(cx.leaf(*a), cx.leaf(*b))),
+        Expr::Observe(what, m) => observe(*what, *m as usize, cx),
+        Expr::ObserveAttr(what, base, count, slot) => {
+            let m = member_at(*base, *count, cx.attr(*slot), "")?;
+            observe(*what, m, cx)
+        }
         Expr::Ops(ops) => run(ops, cx),
     }
 }
 
-fn observe(
-    what: Observable,
-    m: usize,
-    cx: &Cx<'_>,
-    stack: &mut SmallVec<[f64; 16]>,
-) -> Result<f64, Fault> {
+/// Observable `what` of member `m` (`price` is read by [`observe_op`],
+/// with its two numbers; the compiler makes it flat code only).
+#[inline]
+fn observe(what: Observable, m: usize, cx: &Cx<'_>) -> Result<f64, Fault> {
     Ok(match what {
         Observable::Queue => cx.load.present[m],
         Observable::Busy => cx.load.busy[m],
@@ -189,12 +270,25 @@ fn observe(
         Observable::EstLambda => cx.load.est[m].lambda(),
         Observable::EstRho => cx.load.est[m].rho(),
         Observable::EstWait => cx.load.est[m].wait(),
+        Observable::Price => f64::NAN,
+    })
+}
+
+/// [`observe`] in flat code, where `price` takes its two numbers off the stack.
+fn observe_op(
+    what: Observable,
+    m: usize,
+    cx: &Cx<'_>,
+    stack: &mut SmallVec<[f64; 16]>,
+) -> Result<f64, Fault> {
+    match what {
         Observable::Price => {
             let ds = stack.pop().unwrap_or(f64::NAN);
             let s_hit = stack.pop().unwrap_or(f64::NAN);
-            cx.load.est[m].price(s_hit, ds)
+            Ok(cx.load.est[m].price(s_hit, ds))
         }
-    })
+        _ => observe(what, m, cx),
+    }
 }
 
 fn run(ops: &[Op], cx: &mut Cx<'_>) -> Result<f64, Fault> {
@@ -258,10 +352,10 @@ fn run(ops: &[Op], cx: &mut Cx<'_>) -> Result<f64, Fault> {
                 sample(dist, a, b, cx)?
             }
             Op::SampleConst(dist, a, b) => draw(dist, a, b, cx),
-            Op::Observe(what, m) => observe(what, m as usize, cx, &mut stack)?,
+            Op::Observe(what, m) => observe_op(what, m as usize, cx, &mut stack)?,
             Op::ObserveAt(what, base, count) => {
                 let m = member_at(base, count, pop(&mut stack), "")?;
-                observe(what, m, cx, &mut stack)?
+                observe_op(what, m, cx, &mut stack)?
             }
         };
         stack.push(x);
@@ -318,6 +412,15 @@ fn draw(dist: Dist, a: f64, b: f64, cx: &mut Cx<'_>) -> f64 {
         Dist::Det => a,
         Dist::Exp => exponential_of(a, cx.uniform()),
         Dist::Uniform => a + (b - a) * cx.uniform(),
+        Dist::Bernoulli => truth(cx.uniform() < a),
+        Dist::Erlang | Dist::H2 => draw_phases(dist, a, b, cx),
+    }
+}
+
+/// A draw of several uniforms (Erlang, H2), out of the inlined path.
+#[inline(never)]
+fn draw_phases(dist: Dist, a: f64, b: f64, cx: &mut Cx<'_>) -> f64 {
+    match dist {
         Dist::Erlang => {
             let phase = b / a;
             let mut sum = 0.0;
@@ -335,6 +438,6 @@ fn draw(dist: Dist, a: f64, b: f64, cx: &mut Cx<'_>) -> f64 {
             };
             exponential_of(mean, cx.uniform())
         }
-        Dist::Bernoulli => truth(cx.uniform() < a),
+        _ => draw(dist, a, b, cx),
     }
 }

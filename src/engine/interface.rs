@@ -122,6 +122,10 @@ pub struct RunOptions<'a> {
     /// whose message contains `invariant`. Costs time in proportion to the
     /// pools, stages and flows at every event.
     pub check_invariants: bool,
+    /// Keep, beside each observation sample, when it was taken, by which
+    /// session and in which turn ([`crate::report::Observation::provenance`]).
+    /// Off for `serq run`: a run then keeps the samples' values only.
+    pub provenance: bool,
 }
 
 impl std::fmt::Debug for RunOptions<'_> {
@@ -130,6 +134,7 @@ impl std::fmt::Debug for RunOptions<'_> {
             .field("progress", &self.progress.is_some())
             .field("max_events", &self.max_events)
             .field("check_invariants", &self.check_invariants)
+            .field("provenance", &self.provenance)
             .finish()
     }
 }

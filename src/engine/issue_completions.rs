@@ -142,6 +142,6 @@ fn issue_ps(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
     let Ok((mut service, _)) = sim.store.stages.get_mut(entity) else {
         return Err(lost("stage", now));
     };
-    issue_ps_finish(&mut service, s, now, phi, &mut sim.events);
+    issue_ps_finish(&mut service, s, now, phi, sim.events);
     Ok(())
 }

@@ -563,7 +563,7 @@ pub fn end_iteration(
     done.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
     engine.residents.retain(|r| r.remaining > EPS);
     for &(_, _, e, joined) in &done {
-        stats.count(s, false, &mut sim.load, now, -1.0);
+        stats.count(s, false, sim.load, now, -1.0);
         stats.record(&mut sim.load.est[s], now, joined, joined);
         sim.ready.0.push_back(e);
     }

@@ -6,7 +6,9 @@
 //! [`PoolLevels::used`] always equals the sum over hold frames and leases
 //! of the member's units, `holders` the sum over sessions of their
 //! holdings, `queued` the length of the member's queue. [`Waiting`] holds
-//! exactly the members with a queued hold or a stalled grower.
+//! exactly the members with a queued hold or a stalled grower, and marks
+//! asleep only members none of whose waiters can move before units come
+//! back to that member.
 //!
 //! Holders, as the reference counts them: a session's allocations on a pool
 //! (hold frames and leases) count one each from admission on, but returning
@@ -149,10 +151,18 @@ impl PoolLevels {
 }
 
 /// The pools that have waiters (a queued hold or a stalled grower), as a
-/// bitset, so an admission pass visits only those, in declaration order.
+/// bitset, so an admission pass visits only those, in declaration order;
+/// and of those the ones *asleep*: whose every waiter provably cannot
+/// move until units come back to that very pool (its stalled front grower
+/// did not fit, its queue head did not fit there and its units read no
+/// state). An admission pass skips an asleep pool. Used units only fall
+/// by a return, so a return to the pool wakes it; a new waiter wakes it
+/// too (a new front is tried once). A pool of a thousand blocked queues
+/// (a router whose leases fill the pools) costs nothing per pass.
 #[derive(Resource, Clone, Debug, Default)]
 pub struct Waiting {
     words: Vec<u64>,
+    asleep: Vec<u64>,
 }
 
 impl Waiting {
@@ -160,29 +170,44 @@ impl Waiting {
     pub fn new(n: usize) -> Waiting {
         Waiting {
             words: vec![0; n.div_ceil(64)],
+            asleep: vec![0; n.div_ceil(64)],
         }
     }
 
-    /// Member `p` has a waiter.
+    /// Member `p` has a new waiter (and is awake).
     pub fn insert(&mut self, p: usize) {
         self.words[p / 64] |= 1 << (p % 64);
+        self.asleep[p / 64] &= !(1 << (p % 64));
     }
 
     /// Member `p` has none.
     pub fn remove(&mut self, p: usize) {
         self.words[p / 64] &= !(1 << (p % 64));
+        self.asleep[p / 64] &= !(1 << (p % 64));
     }
 
-    /// The smallest member at or after `p`.
+    /// Member `p`'s waiters cannot move until units come back to it.
+    pub fn sleep(&mut self, p: usize) {
+        self.asleep[p / 64] |= 1 << (p % 64);
+    }
+
+    /// Units came back to member `p`.
+    #[inline]
+    pub fn wake(&mut self, p: usize) {
+        self.asleep[p / 64] &= !(1 << (p % 64));
+    }
+
+    /// The smallest awake member with waiters at or after `p`.
     pub fn next_from(&self, p: usize) -> Option<usize> {
         let mut w = p / 64;
-        let mut bits = *self.words.get(w)? & (u64::MAX << (p % 64));
+        let awake = |w: usize| Some(*self.words.get(w)? & !self.asleep[w]);
+        let mut bits = awake(w)? & (u64::MAX << (p % 64));
         loop {
             if bits != 0 {
                 return Some(w * 64 + bits.trailing_zeros() as usize);
             }
             w += 1;
-            bits = *self.words.get(w)?;
+            bits = awake(w)?;
         }
     }
 }

@@ -210,7 +210,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
                     }
                     let k = k_of(r.growing, r.granted);
                     taken.resident = Some((s as u32, r.granted, r.mode, k));
-                    stats.count(s, false, &mut sim.load, now, -1.0);
+                    stats.count(s, false, sim.load, now, -1.0);
                     sim.load.set_busy(s, &service);
                 }
             }
@@ -222,15 +222,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
             }
             _ => {
                 let is_ps = matches!(*service, Service::Ps(_));
-                if cancel(
-                    s,
-                    (&mut service, &mut stats),
-                    &mut sim.load,
-                    now,
-                    v,
-                    &mut sim.events,
-                ) && is_ps
-                {
+                if cancel(s, (&mut service, &mut stats), sim.load, now, v, sim.events) && is_ps {
                     sim.dirty.mark(s as u32);
                 }
             }

@@ -126,9 +126,11 @@ pub fn fill_report(
             .observes
             .iter()
             .zip(&observed.samples)
-            .map(|(name, samples)| Observation {
+            .enumerate()
+            .map(|(i, (name, samples))| Observation {
                 name: name.clone(),
                 samples: samples.clone(),
+                provenance: observed.provenance.as_ref().and_then(|p| p.get(i).cloned()),
             })
             .collect(),
         stages,

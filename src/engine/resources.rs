@@ -11,7 +11,7 @@ use bevy_ecs::prelude::*;
 
 use super::pool::Waiting;
 use super::stats::TimeAvg;
-use crate::report::WindowedAverage;
+use crate::report::{Provenance, WindowedAverage};
 
 /// The clock.
 #[derive(Resource, Clone, Copy, Debug, Default)]
@@ -76,10 +76,29 @@ impl Census {
 pub struct Observed {
     /// Samples by observation index.
     pub samples: Vec<Vec<f64>>,
+    /// Each sample's time, session and turn, by observation index, when the
+    /// run keeps them ([`super::RunOptions::provenance`]); `None` for `serq
+    /// run`, so nothing grows beside the samples.
+    pub provenance: Option<Vec<Provenance>>,
     /// `turn` statements.
     pub turns: u64,
     /// The next lease's id (unique over the run).
     pub next_lease: u64,
+}
+
+impl Observed {
+    /// Records sample `v` of observation `index`, taken at `now`; when the
+    /// run keeps provenance, `whence` is called for the session and turn.
+    pub fn record(&mut self, index: u32, v: f64, now: f64, whence: impl FnOnce() -> (u64, u64)) {
+        let index = index as usize;
+        if let Some(samples) = self.samples.get_mut(index) {
+            samples.push(v);
+        }
+        if let Some(origin) = self.provenance.as_mut().and_then(|p| p.get_mut(index)) {
+            let (session, turn) = whence();
+            origin.push(now, session, turn);
+        }
+    }
 }
 
 /// What the walk at a settle's end visits: ps stages whose job set

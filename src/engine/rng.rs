@@ -158,7 +158,22 @@ impl Stream {
     }
 
     /// A uniform draw in [0, 1).
+    #[inline]
     pub fn uniform(&mut self, first: &mut FirstDraws) -> f64 {
+        // Once its own generator is current, every draw comes from it (a
+        // per-session stream builds it at draw FIRST, the others at 0):
+        // the path of a `choose` over a thousand members.
+        if self.rng_is_current
+            && let Some(rng) = &mut self.rng
+        {
+            return rng.random::<f64>();
+        }
+        self.uniform_first(first)
+    }
+
+    /// A draw before the stream's own generator is current.
+    #[inline(never)]
+    fn uniform_first(&mut self, first: &mut FirstDraws) -> f64 {
         let i = self.drawn;
         self.drawn += 1;
         let (domain, stream) = self.purpose.key();

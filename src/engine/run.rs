@@ -39,7 +39,7 @@ use super::resources::{Census, ChooseScratch, Clock, DirtyPs, Members, Observed,
 use super::rng::{Purpose, Stream, Streams};
 use super::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
 use super::settle::settle;
-use super::sim::Sim;
+use super::sim::{Sim, SimParam};
 use super::stage::{Service, StageLoad, StageStats};
 use crate::ir::{self, Arrival, Share, ValidProgram};
 use crate::report::Report;
@@ -87,6 +87,7 @@ pub fn build(program: &ValidProgram) -> World {
     world.insert_resource(Census::new(warmup, prog.horizon));
     world.insert_resource(Observed {
         samples: vec![Vec::new(); prog.observes.len()],
+        provenance: None,
         turns: 0,
         next_lease: 0,
     });
@@ -184,19 +185,27 @@ pub fn run(
         });
     }
     let initial = match prog.arrival {
-        // All n live at once: spawn exactly n.
-        Arrival::Batch(n) | Arrival::Closed(n) => usize::try_from(n).unwrap_or(usize::MAX),
+        // All n live at once, and the one vacant the loop keeps: a batch
+        // never grows its tables (growth doubles them) after the start.
+        Arrival::Batch(n) | Arrival::Closed(n) => {
+            usize::try_from(n).map_or(usize::MAX, |n| n.saturating_add(1))
+        }
         _ => 1,
     };
     spawn_sessions(&mut world, initial);
-    let mut state: SystemState<(Res<Code>, Sim)> = SystemState::new(&mut world);
+    if options.provenance {
+        world.resource_mut::<Observed>().provenance =
+            Some(vec![Default::default(); prog.observes.len()]);
+    }
+    let mut state: SystemState<(Res<Code>, SimParam)> = SystemState::new(&mut world);
     let check = options.check_invariants;
     let mut checks = Schedule::default();
     checks.add_systems(check_invariants);
     {
-        let (code, mut sim) = state
+        let (code, sim) = state
             .get_mut(&mut world)
             .map_err(|_| super::sim::lost("resource", 0.0))?;
+        let mut sim = sim.into_sim();
         let code = &*code;
         match &prog.arrival {
             Arrival::Batch(n) | Arrival::Closed(n) => {
@@ -238,15 +247,17 @@ pub fn run(
         let (code, sim) = state
             .get_mut(&mut world)
             .map_err(|_| super::sim::lost("resource", 0.0))?;
+        let sim = sim.into_sim();
         if drained(&sim, limit) {
             return Err(drained_too_early(&code, &sim));
         }
     }
     let end = loop {
         let pause = {
-            let (code, mut sim) = state
+            let (code, sim) = state
                 .get_mut(&mut world)
                 .map_err(|_| super::sim::lost("resource", 0.0))?;
+            let mut sim = sim.into_sim();
             let code = &*code;
             let stop_at = sim.events.taken + if check { 1 } else { STRETCH };
             loop {
@@ -315,9 +326,10 @@ pub fn run(
         }
     };
     {
-        let (code, mut sim) = state
+        let (code, sim) = state
             .get_mut(&mut world)
             .map_err(|_| super::sim::lost("resource", 0.0))?;
+        let sim = sim.into_sim();
         if let Some(limit) = prog.arrivals
             && end == prog.horizon
             && !drained(&sim, limit)
@@ -364,4 +376,27 @@ pub fn verdict(world: &mut World, schedule: &mut Schedule) -> Result<(), RunErro
     world.insert_resource(Verdict(Ok(())));
     schedule.run(world);
     world.remove_resource::<Verdict>().map_or(Ok(()), |v| v.0)
+}
+
+#[cfg(test)]
+mod sizes {
+    use crate::engine::events::Event;
+    use crate::engine::session::{Continuation, Dealings, Draws, Life};
+    use crate::engine::stage::Job;
+
+    #[test]
+    fn a_live_session_costs_what_docs_development_md_says() {
+        // docs/development.md gives these sizes (x86-64) as the bytes of a
+        // live session; a component that grows must update the figures.
+        let sizes = [
+            ("continuation", size_of::<Continuation>()),
+            ("draws", size_of::<Draws>()),
+            ("life", size_of::<Life>()),
+            ("dealings", size_of::<Dealings>()),
+            ("job", size_of::<Option<Job>>()),
+            ("event", size_of::<Event>()),
+        ];
+        eprintln!("{sizes:?}");
+        assert_eq!(sizes.map(|(_, n)| n), [32, 56, 32, 8, 40, 40], "{sizes:?}");
+    }
 }

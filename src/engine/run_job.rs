@@ -9,8 +9,8 @@ use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
 use super::budget::{held_by_frames, refresh_budget_left};
-use super::code::{Code, Stmt};
-use super::eval::{eval, member};
+use super::code::{Code, Expr, Member, Stmt};
+use super::eval::{Cx, eval, member};
 use super::hold::Step;
 use super::interface::RunError;
 use super::residents::Resident;
@@ -20,32 +20,36 @@ use super::sim::{Sim, check_amount, lost};
 use super::stage::{Service, join};
 use crate::ir::RunMode;
 
-/// `run s [, s2 …] (w);` in session `e`.
+/// The stages a `run` names, evaluated (the first, then the others).
+pub type Held = SmallVec<[u32; 4]>;
+
+/// Evaluates `run s [, s2 …] (w);` in a session: its stages, then its
+/// work (checked to be an amount), in the reference's order.
+pub fn evaluate_run(
+    stage: &Member,
+    also: &[Member],
+    work: &Expr,
+    cx: &mut Cx<'_>,
+) -> Result<(Held, f64), String> {
+    let mut held = Held::new();
+    held.push(member(stage, cx, "stage").map_err(|f| f.to_string())? as u32);
+    for r in also {
+        held.push(member(r, cx, "stage").map_err(|f| f.to_string())? as u32);
+    }
+    let w = eval(work, cx).map_err(|f| f.to_string())?;
+    Ok((held, check_amount("the run's work", w)?))
+}
+
+/// `run s [, s2 …] (w);` in session `e`, its stages and work evaluated
+/// (by the interpreter, in the one fetch of the session's components).
 pub fn run_job(
     code: &Code,
     sim: &mut Sim,
     e: Entity,
     at: (usize, usize),
+    held: &[u32],
+    w: f64,
 ) -> Result<Step, RunError> {
-    let Stmt::Run {
-        stage,
-        work,
-        also,
-        mode,
-        growing,
-    } = &code.blocks[at.0][at.1]
-    else {
-        return Ok(Step::Next);
-    };
-    let (held, w) = sim.in_session(e, at, |cx| {
-        let mut held: SmallVec<[u32; 4]> = SmallVec::new();
-        held.push(member(stage, cx, "stage")? as u32);
-        for r in also.iter() {
-            held.push(member(r, cx, "stage")? as u32);
-        }
-        Ok((held, eval(work, cx)?))
-    })?;
-    let w = check_amount("the run's work", w).map_err(|m| sim.session_error(e, at, m))?;
     if w == 0.0 {
         sim.ready.0.push_back(e);
         return Ok(Step::Stop);
@@ -53,12 +57,33 @@ pub fn run_job(
     let now = sim.clock.now;
     let first = held[0] as usize;
     if let Ok(mut dealings) = sim.store.dealings.get_mut(e)
-        && let Some(d) = dealings.0.as_deref_mut()
+        && let Some(d) = dealings.bypass_change_detection().0.as_deref_mut()
     {
         d.at_stage = Some(held[0]);
     }
-    if *mode != RunMode::Plain {
+    if let Stmt::Run { mode, growing, .. } = &code.blocks[at.0][at.1]
+        && *mode != RunMode::Plain
+    {
         return join_engine(code, sim, e, at, first, w, *mode, growing.as_ref());
+    }
+    let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[first]) else {
+        return Err(lost("stage", now));
+    };
+    if held.len() == 1 && !service.is_shared() {
+        let service = service.bypass_change_detection();
+        join(
+            first,
+            (service, stats.bypass_change_detection()),
+            sim.load,
+            now,
+            e,
+            w,
+            sim.events,
+        );
+        if let Service::Ps(_) = *service {
+            sim.dirty.mark(first as u32);
+        }
+        return Ok(Step::Stop);
     }
     let is_shared = |sim: &Sim, s: u32| {
         sim.store
@@ -66,34 +91,15 @@ pub fn run_job(
             .get(sim.members.stages[s as usize])
             .is_ok_and(|(service, _)| service.is_shared())
     };
-    if held.len() > 1 || is_shared(sim, held[0]) {
-        if let Some(s) = held.iter().find(|&&s| !is_shared(sim, s)) {
-            let name = &code.program.stages[*s as usize].name;
-            return Err(sim.session_error(
-                e,
-                at,
-                format!("stage `{name}` is held with others by one run but is not shared"),
-            ));
-        }
-        sim.start_flow(e, &held, w)?;
-    } else {
-        let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[first])
-        else {
-            return Err(lost("stage", now));
-        };
-        join(
-            first,
-            (&mut service, &mut stats),
-            &mut sim.load,
-            now,
+    if let Some(s) = held.iter().find(|&&s| !is_shared(sim, s)) {
+        let name = &code.program.stages[*s as usize].name;
+        return Err(sim.session_error(
             e,
-            w,
-            &mut sim.events,
-        );
-        if let Service::Ps(_) = *service {
-            sim.dirty.mark(first as u32);
-        }
+            at,
+            format!("stage `{name}` is held with others by one run but is not shared"),
+        ));
     }
+    sim.start_flow(e, held, w)?;
     Ok(Step::Stop)
 }
 
@@ -176,7 +182,7 @@ fn join_engine(
         kv,
     });
     sim.dirty.engines.insert(s);
-    stats.count(s, false, &mut sim.load, now, 1.0);
+    stats.count(s, false, sim.load, now, 1.0);
     sim.load.set_busy(s, &service);
     refresh_budget_left(code, sim, s)?;
     Ok(Step::Stop)

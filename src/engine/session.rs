@@ -11,6 +11,8 @@
 //!
 //! Architecture invariant: plain data; nothing here evaluates or schedules.
 
+use std::cell::Cell;
+
 use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
@@ -216,11 +218,9 @@ impl AttrRows {
         }
     }
 
-    /// Room for `rows` rows in all, reserved exactly.
+    /// Room for `rows` rows more, reserved exactly.
     pub fn reserve_rows(&mut self, rows: usize) {
-        let want = rows.saturating_mul(self.width);
-        self.values
-            .reserve_exact(want.saturating_sub(self.values.len()));
+        self.values.reserve_exact(rows.saturating_mul(self.width));
     }
 
     /// A new row, all zeros; rows are handed out in order.
@@ -247,6 +247,13 @@ impl AttrRows {
     pub fn of_mut(&mut self, row: u32) -> &mut [f64] {
         let at = row as usize * self.width;
         &mut self.values[at..at + self.width]
+    }
+
+    /// The attributes of row `row` as cells, for an evaluation that may
+    /// set one between reads (see `eval::Cx`).
+    #[inline]
+    pub fn cells(&mut self, row: u32) -> &[Cell<f64>] {
+        Cell::from_mut(self.of_mut(row)).as_slice_of_cells()
     }
 }
 

@@ -11,16 +11,18 @@
 //! Invariant: the livelock counter counts every statement run and every
 //! loop restart at one instant, as the reference does.
 
+use std::cell::Cell;
+
 use bevy_ecs::prelude::*;
 
 use super::arrive::run_workload_block;
 use super::code::{Code, Expr, Stmt};
-use super::end_session::{LIVELOCK, end_session};
-use super::eval::{Cx, Fault, Moment, eval};
+use super::end_session::{LIVELOCK, end_closed_session};
+use super::eval::{Cx, Fault, Moment, ScanKey, eval, eval_key};
 use super::hold::{Step, drop_cached, end_hold, grow, join_hold, load, release};
 use super::interface::{MAX_CHOOSE_COUNT, RunError};
 use super::resources::ChooseScratch;
-use super::run_job::run_job;
+use super::run_job::{Held, evaluate_run, run_job};
 use super::session::{Frame, FrameKind};
 use super::sim::{Sim, lost, stage_work};
 use crate::ir;
@@ -29,25 +31,33 @@ use crate::ir;
 enum Stop {
     /// At a statement that needs the whole world: (block, index).
     Wide(usize, usize),
+    /// At a `run`, its stages and work evaluated.
+    Run((usize, usize), Held, f64),
     /// At the end of a hold's body (its frame already popped).
     HoldEnded,
-    /// At the end of the session.
-    End,
+    /// At the end of the session (its continuation emptied, no longer
+    /// live): its serial.
+    End(u64),
 }
 
 /// Runs session `e` until it blocks or ends.
 pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     loop {
         let at = match narrow(code, sim, e)? {
-            Stop::End => return end_session(code, sim, e),
+            Stop::End(serial) => return end_closed_session(code, sim, e, serial),
             Stop::HoldEnded => {
                 end_hold(code, sim, e)?;
+                continue;
+            }
+            Stop::Run(at, held, w) => {
+                if run_job(code, sim, e, at, &held, w)? == Step::Stop {
+                    return Ok(());
+                }
                 continue;
             }
             Stop::Wide(b, i) => (b, i),
         };
         let step = match &code.blocks[at.0][at.1] {
-            Stmt::Run { .. } => run_job(code, sim, e, at)?,
             Stmt::Hold { .. } => join_hold(code, sim, e, at)?,
             Stmt::Grow(..) => grow(code, sim, e, at)?,
             Stmt::Load(..) => {
@@ -65,10 +75,6 @@ pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunErro
             Stmt::Turn => {
                 turn(code, sim, e)?;
                 Step::Next
-            }
-            Stmt::End => {
-                end_session(code, sim, e)?;
-                Step::Stop
             }
             // `narrow` runs every other statement itself.
             _ => Step::Next,
@@ -143,15 +149,27 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
     let Ok((mut cont, mut draws, mut life)) = store.sessions.get_mut(e) else {
         return Err(lost("session", now));
     };
-    let frames = &mut cont.0;
-    let rng = &mut draws.0;
-    let life = &mut *life;
+    // Nothing reads change ticks (engine/sim.rs).
+    let frames = &mut cont.bypass_change_detection().0;
+    let rng = &mut draws.bypass_change_detection().0;
+    let life = life.bypass_change_detection();
     let stages = &store.stages;
     let scratch = &mut *store.scratch;
     let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
-    let first = &mut streams.first;
-    let row = life.row;
-    let serial = life.serial;
+    // One evaluation context for every statement of this stretch.
+    let mut cx = Cx {
+        now,
+        present: f64::NAN,
+        moment: &Moment::NONE,
+        serial: life.serial,
+        kv,
+        attrs: attrs.cells(life.row),
+        rng,
+        first: &mut streams.first,
+        load,
+        levels,
+        work: &work,
+    };
     let fail = |at: (usize, usize), message: String| RunError {
         message,
         at: Some(at),
@@ -160,7 +178,8 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
     };
     loop {
         let Some(frame) = frames.last_mut() else {
-            return Ok(Stop::End);
+            life.live = false;
+            return Ok(Stop::End(life.serial));
         };
         let block = &code.blocks[frame.block as usize];
         let at = (frame.block as usize, frame.pc as usize);
@@ -176,7 +195,11 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
                     frames.pop();
                     return Ok(Stop::HoldEnded);
                 }
-                FrameKind::Top => return Ok(Stop::End),
+                FrameKind::Top => {
+                    frames.clear();
+                    life.live = false;
+                    return Ok(Stop::End(life.serial));
+                }
             }
         } else {
             frame.pc += 1;
@@ -196,32 +219,18 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
             ));
         }
         let Some(stmt) = stmt else { continue };
-        let mut cx = Cx {
-            now,
-            present: f64::NAN,
-            moment: &Moment::NONE,
-            serial,
-            kv,
-            attrs: attrs.of(row),
-            rng,
-            first,
-            load,
-            levels,
-            work: &work,
-        };
         match stmt {
             Stmt::Set(target, x) => {
                 let v = eval(x, &mut cx).map_err(|f| fail(at, f.to_string()))?;
-                if let Some(a) = attrs.of_mut(row).get_mut(*target as usize) {
-                    *a = v;
+                if let Some(a) = cx.attrs.get(*target as usize) {
+                    a.set(v);
                 }
             }
             Stmt::Observe(index, x) => {
                 let v = eval(x, &mut cx).map_err(|f| fail(at, f.to_string()))?;
-                if now >= warmup
-                    && let Some(samples) = observed.samples.get_mut(*index as usize)
-                {
-                    samples.push(v);
+                if now >= warmup {
+                    let turn = || cx.attrs.get(ir::SLOT_TURN).map_or(0, |t| t.get() as u64);
+                    observed.record(*index, v, now, || (cx.serial, turn()));
                 }
             }
             Stmt::Branch(guard, then, other) => {
@@ -246,33 +255,23 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
             }),
             Stmt::Choose { var, count, key } => {
                 let n = eval(count, &mut cx).map_err(|f| fail(at, f.to_string()))?;
-                let best = choose_loop(
-                    n,
-                    *var as usize,
-                    key,
-                    scratch,
-                    attrs.of_mut(row),
-                    |attrs: &[f64], k: &Expr| {
-                        let mut cx = Cx {
-                            now,
-                            present: f64::NAN,
-                            moment: &Moment::NONE,
-                            serial,
-                            kv,
-                            attrs,
-                            rng: &mut *rng,
-                            first: &mut *first,
-                            load,
-                            levels,
-                            work: &work,
-                        };
-                        eval(k, &mut cx)
-                    },
-                )
-                .map_err(|m| fail(at, m))?;
-                if let Some(a) = attrs.of_mut(row).get_mut(*var as usize) {
-                    *a = best;
+                let best = choose_loop(n, *var as usize, key, scratch, &mut cx)
+                    .map_err(|m| fail(at, m))?;
+                if let Some(a) = cx.attrs.get(*var as usize) {
+                    a.set(best);
                 }
+            }
+            Stmt::Run {
+                stage, work, also, ..
+            } => {
+                let (held, w) =
+                    evaluate_run(stage, also, work, &mut cx).map_err(|m| fail(at, m))?;
+                return Ok(Stop::Run(at, held, w));
+            }
+            Stmt::End => {
+                frames.clear();
+                life.live = false;
+                return Ok(Stop::End(life.serial));
             }
             _ => return Ok(Stop::Wide(at.0, at.1)),
         }
@@ -281,14 +280,15 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
 
 /// `choose j in n by (k…)`: every candidate j in `0..n` in turn, its key
 /// tuple evaluated with `j` set; the smallest tuple wins, ties to the
-/// smaller j. Returns the winner (0 when n ≤ 0).
+/// smaller j. Returns the winner (0 when n ≤ 0). Not inlined: the
+/// interpreter's loop stays small.
+#[inline(never)]
 fn choose_loop(
     n: f64,
     var: usize,
     key: &[Expr],
     scratch: &mut ChooseScratch,
-    attrs: &mut [f64],
-    mut key_of: impl FnMut(&[f64], &Expr) -> Result<f64, Fault>,
+    cx: &mut Cx<'_>,
 ) -> Result<f64, String> {
     if !n.is_finite() {
         return Err(format!("the choose count is {n}, not a finite number"));
@@ -299,18 +299,68 @@ fn choose_loop(
             "the choose count is {n}, above the limit of {MAX_CHOOSE_COUNT} candidates"
         ));
     }
-    if n <= 0.0 || var >= attrs.len() {
+    let Some(j) = cx.attrs.get(var) else {
+        return Ok(0.0);
+    };
+    if n <= 0.0 {
         return Ok(0.0);
     }
+    // Tuples of up to three keys live in registers: a scan of a thousand
+    // members costs its key reads (array reads and draws) and a compare each.
+    let (load, levels) = (cx.load, cx.levels);
+    let scan = |k| ScanKey::of(k, var, n, load, levels);
+    match key {
+        [k] => choose_by::<1>(n, j, [scan(k)], cx),
+        [a, b] => choose_by::<2>(n, j, [scan(a), scan(b)], cx),
+        [a, b, c] => choose_by::<3>(n, j, [scan(a), scan(b), scan(c)], cx),
+        _ => choose_by_tuple(n, j, key, scratch, cx),
+    }
+    .map_err(|f| f.to_string())
+}
+
+/// [`choose_loop`] for a key tuple of `K` keys; `var` is the candidate's
+/// attribute.
+#[inline]
+fn choose_by<const K: usize>(
+    n: f64,
+    var: &Cell<f64>,
+    key: [ScanKey<'_>; K],
+    cx: &mut Cx<'_>,
+) -> Result<f64, Fault> {
+    let mut best = [0.0; K];
+    let mut best_j = 0;
+    // n ≤ MAX_CHOOSE_COUNT: a whole number of candidates, exact in both types.
+    for j in 0..n as usize {
+        var.set(j as f64);
+        let mut keys = [0.0; K];
+        for (x, k) in keys.iter_mut().zip(key) {
+            *x = k.at(j, cx)?;
+        }
+        if j == 0 || strictly_less(&keys, &best) {
+            best = keys;
+            best_j = j;
+        }
+    }
+    Ok(best_j as f64)
+}
+
+/// [`choose_loop`] for a longer key tuple, in the scratch buffers.
+fn choose_by_tuple(
+    n: f64,
+    var: &Cell<f64>,
+    key: &[Expr],
+    scratch: &mut ChooseScratch,
+    cx: &mut Cx<'_>,
+) -> Result<f64, Fault> {
     let ChooseScratch { keys, best } = scratch;
     best.clear();
     let mut best_j = 0.0;
     let mut j = 0.0;
     while j < n {
-        attrs[var] = j;
+        var.set(j);
         keys.clear();
         for k in key {
-            keys.push(key_of(attrs, k).map_err(|f| f.to_string())?);
+            keys.push(eval_key(k, cx)?);
         }
         if j == 0.0 || strictly_less(keys, best) {
             std::mem::swap(keys, best);

@@ -59,6 +59,14 @@ pub struct Overrides {
     /// `def` declares, a statement `def` and text that is not an
     /// expression are refused.
     pub defs: Vec<(String, String)>,
+    /// Replaces the file of the workload's `trace` (`--trace FILE`,
+    /// `compile(trace=…)`): a relative path is read from the caller's
+    /// working directory, not the program's. Read by
+    /// [`crate::compile_text_at`] (and so [`crate::compile_file`]), which
+    /// then never reads the program's own trace file, and written into IR
+    /// by [`crate::compile_ir`]; a program without a `trace` workload
+    /// refuses it. [`crate::compile_source`] does not read traces.
+    pub trace: Option<std::path::PathBuf>,
 }
 
 /// A declared pool or stage family: its flattened entries `base..base+count`.

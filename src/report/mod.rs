@@ -67,6 +67,33 @@ pub struct Observation {
     pub name: String,
     /// The samples in recording order.
     pub samples: Vec<f64>,
+    /// When, by whom and in which turn each sample was taken, when the run
+    /// was asked to keep it ([`crate::RunOptions::provenance`]; `None`
+    /// otherwise, as for `serq run`).
+    pub provenance: Option<Provenance>,
+}
+
+/// Where an observation's samples came from, one entry per sample in the
+/// samples' order (the Python package's `Observe.times`, `.sessions`,
+/// `.turns`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Provenance {
+    /// The clock when each sample was taken.
+    pub times: Vec<f64>,
+    /// The serial of the session that took each.
+    pub sessions: Vec<u64>,
+    /// That session's `turn_no` then (0 before its first `turn`; the `init`
+    /// block's samples are turn 0, a `turn` block's the turn it runs for).
+    pub turns: Vec<u64>,
+}
+
+impl Provenance {
+    /// Notes one more sample's origin.
+    pub fn push(&mut self, time: f64, session: u64, turn: u64) {
+        self.times.push(time);
+        self.sessions.push(session);
+        self.turns.push(turn);
+    }
 }
 
 /// A stage member's figures over [warmup, end].

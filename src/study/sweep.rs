@@ -318,6 +318,32 @@ impl SweepPlan {
         })
     }
 
+    /// The plan of one compiled program replicated: a grid of no axis, one
+    /// point, so its rows are those `serq sweep` writes of the program's
+    /// file without `--grid` (for a caller that holds a program, not its
+    /// text: the Python package's `replicate`).
+    ///
+    /// ```
+    /// use serq::study::{SweepPlan, sweep};
+    /// let source = "stage s : delay; workload { arrive poisson(1); }
+    ///               session { run s (1); observe t = now; } run { horizon 50; }";
+    /// let program = serq::compile_source(source, &Default::default()).unwrap();
+    /// let plan = SweepPlan::of_program(program, 3);
+    /// let rows = plan.run(0, &|| {}, &mut |_| {}).unwrap();
+    /// assert_eq!(rows, sweep(source, &Default::default(), &[], 3, &|| {}).unwrap());
+    /// ```
+    pub fn of_program(program: ValidProgram, replications: usize) -> SweepPlan {
+        let programs = vec![program];
+        let layout = Layout::of(&[], &programs);
+        SweepPlan {
+            parameters: Vec::new(),
+            points: vec![Vec::new()],
+            programs,
+            replications,
+            layout,
+        }
+    }
+
     /// The number of points.
     pub fn len(&self) -> usize {
         self.points.len()
