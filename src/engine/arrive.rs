@@ -10,12 +10,12 @@
 use bevy_ecs::prelude::*;
 
 use super::code::{Code, Stmt};
-use super::eval::{Cx, Moment, eval, exponential_of};
+use super::eval::{Moment, exponential_of};
 use super::events::EventKind;
 use super::interface::{MAX_LIVE_SESSIONS, RunError};
 use super::rng::Purpose;
 use super::session::{Frame, FrameKind};
-use super::sim::{Sim, lost, stage_work};
+use super::sim::{Outside, OutsideAttrs, RunStream, Sim, lost};
 use crate::ir::{self, Arrival};
 
 /// The open workload's arrival event: a session arrives and the next
@@ -47,35 +47,16 @@ pub fn renewal_gap(code: &Code, sim: &mut Sim) -> Result<f64, RunError> {
         return Ok(f64::INFINITY);
     };
     let now = sim.clock.now;
-    let g = {
-        let Sim {
-            streams,
-            load,
-            levels,
-            flows,
-            members,
-            store,
-            kv,
-            ..
-        } = &mut *sim;
-        let stages = &store.stages;
-        let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
-        let streams = &mut **streams;
-        let mut cx = Cx {
-            now,
+    let g = sim.evaluate_outside(
+        gap,
+        Outside {
             present: f64::NAN,
             moment: &Moment::NONE,
             serial: u64::MAX,
-            kv,
-            attrs: &[],
-            rng: &mut streams.arrival,
-            first: &mut streams.first,
-            load,
-            levels,
-            work: &work,
-        };
-        eval(gap, &mut cx)
-    };
+            attrs: OutsideAttrs::None,
+            stream: RunStream::Arrival,
+        },
+    );
     let g = g.map_err(|m| sim.error(format!("renewal gap: {m}")))?;
     if !(g > 0.0 && g.is_finite()) {
         return Err(sim.error(format!(
@@ -174,36 +155,16 @@ pub fn run_workload_block(
                 ));
             }
         };
-        let v = {
-            let Sim {
-                streams,
-                attrs,
-                load,
-                levels,
-                flows,
-                members,
-                store,
-                kv,
-                ..
-            } = &mut *sim;
-            let stages = &store.stages;
-            let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
-            let streams = &mut **streams;
-            let mut cx = Cx {
-                now,
+        let v = sim.evaluate_outside(
+            x,
+            Outside {
                 present: f64::NAN,
                 moment: &Moment::NONE,
                 serial: u64::MAX,
-                kv,
-                attrs: attrs.cells(row),
-                rng: &mut streams.turn,
-                first: &mut streams.first,
-                load,
-                levels,
-                work: &work,
-            };
-            eval(x, &mut cx)
-        };
+                attrs: OutsideAttrs::Row(row),
+                stream: RunStream::Turn,
+            },
+        );
         let v = v.map_err(|m| sim.session_error(e, (block, i), m.to_string()))?;
         if is_set {
             if let Some(a) = sim.attrs.of_mut(row).get_mut(target as usize) {

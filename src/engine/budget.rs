@@ -11,10 +11,10 @@
 use bevy_ecs::prelude::*;
 
 use super::code::{Code, Expr, ctx_index};
-use super::eval::{Cx, Moment, eval};
+use super::eval::Moment;
 use super::interface::RunError;
 use super::serving::iteration::{Mode, budget_left};
-use super::sim::{Sim, lost, stage_work};
+use super::sim::{Outside, OutsideAttrs, RunStream, Sim, lost};
 use crate::ir::Ctx;
 
 /// The units session `e` holds in pool member `p` by its hold frames
@@ -71,34 +71,14 @@ pub fn eval_engine(
     moment: &Moment,
     what: &str,
 ) -> Result<f64, RunError> {
-    let now = sim.clock.now;
-    let Sim {
-        streams,
-        load,
-        levels,
-        flows,
-        members,
-        store,
-        kv,
-        ..
-    } = &mut *sim;
-    let stages = &store.stages;
-    let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
-    let streams = &mut **streams;
-    let mut cx = Cx {
-        now,
+    let scope = Outside {
         present: f64::NAN,
         moment,
         serial: u64::MAX,
-        kv,
-        attrs: &[],
-        rng: &mut streams.machine,
-        first: &mut streams.first,
-        load,
-        levels,
-        work: &work,
+        attrs: OutsideAttrs::None,
+        stream: RunStream::Machine,
     };
-    eval(x, &mut cx).map_err(|f| {
+    sim.evaluate_outside(x, scope).map_err(|f| {
         sim.error(format!(
             "step stage `{}`: {what}: {f}",
             code.program.stages[s].name

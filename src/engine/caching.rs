@@ -15,13 +15,13 @@ use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
 use super::code::{Code, Expr, ctx_index};
-use super::eval::{Cx, Moment, eval};
+use super::eval::Moment;
 use super::interface::RunError;
 use super::kv::Owner;
 use super::serving::cache::{Entry, room};
 use super::serving::position::cached_units;
 use super::session::Wait;
-use super::sim::{Sim, lost, stage_work};
+use super::sim::{Outside, OutsideAttrs, RunStream, Sim, lost};
 use super::stage::{Service, join};
 use crate::ir::Ctx;
 
@@ -231,7 +231,7 @@ fn evict_moment(sim: &mut Sim, x: &Expr, entry: &Entry<Owner>, size: f64) -> Res
     // An ended owner's attributes are copied into cells, as an evaluation
     // reads them (`eval::Cx`); on the stack for up to 32 attributes.
     let ended: SmallVec<[Cell<f64>; 32]>;
-    let (attrs, waiting): (&[Cell<f64>], bool) = match &entry.owner {
+    let (attrs, waiting) = match &entry.owner {
         Owner::Session(e, row) => {
             let waiting = sim
                 .store
@@ -240,41 +240,22 @@ fn evict_moment(sim: &mut Sim, x: &Expr, entry: &Entry<Owner>, size: f64) -> Res
                 .ok()
                 .and_then(|d| d.0.as_deref().map(|d| matches!(d.wait, Wait::Hold { .. })))
                 .unwrap_or(false);
-            (sim.attrs.cells(*row), waiting)
+            (OutsideAttrs::Row(*row), waiting)
         }
         Owner::Ended(attrs) => {
             ended = attrs.iter().copied().map(Cell::new).collect();
-            (&ended, false)
+            (OutsideAttrs::Cells(&ended), false)
         }
     };
     moment.0[ctx_index(Ctx::Waiting)] = if waiting { 1.0 } else { 0.0 };
-    let Sim {
-        streams,
-        load,
-        levels,
-        flows,
-        members,
-        store,
-        kv,
-        ..
-    } = sim;
-    let stages = &store.stages;
-    let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
-    let streams = &mut **streams;
-    let mut cx = Cx {
-        now,
+    let scope = Outside {
         present: f64::NAN,
         moment: &moment,
         serial: entry.session,
-        kv,
         attrs,
-        rng: &mut streams.machine,
-        first: &mut streams.first,
-        load,
-        levels,
-        work: &work,
+        stream: RunStream::Machine,
     };
-    eval(x, &mut cx).map_err(|f| f.to_string())
+    sim.evaluate_outside(x, scope).map_err(|f| f.to_string())
 }
 
 /// One evicted piece (`entry`: its session, owner, size and the release

@@ -7,11 +7,11 @@
 //! jobs, drawing from the machine's stream, once per issue.
 
 use super::code::Code;
-use super::eval::{Cx, Moment, eval};
+use super::eval::Moment;
 use super::events::EventKind;
 use super::interface::RunError;
 use super::iterate::start_iteration;
-use super::sim::{Sim, lost, stage_work};
+use super::sim::{Outside, OutsideAttrs, RunStream, Sim, lost};
 use super::stage::issue_ps_finish;
 
 /// The next stage the walk visits.
@@ -103,35 +103,16 @@ fn issue_ps(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
         let Some(capacity) = &code.capacity[s] else {
             return Ok(());
         };
-        let phi = {
-            let Sim {
-                streams,
-                load,
-                levels,
-                flows,
-                members,
-                store,
-                kv,
-                ..
-            } = &mut *sim;
-            let stages = &store.stages;
-            let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
-            let streams = &mut **streams;
-            let mut cx = Cx {
-                now,
+        let phi = sim.evaluate_outside(
+            capacity,
+            Outside {
                 present: present as f64,
                 moment: &Moment::NONE,
                 serial: u64::MAX,
-                kv,
-                attrs: &[],
-                rng: &mut streams.machine,
-                first: &mut streams.first,
-                load,
-                levels,
-                work: &work,
-            };
-            eval(capacity, &mut cx)
-        };
+                attrs: OutsideAttrs::None,
+                stream: RunStream::Machine,
+            },
+        );
         phi.map_err(|m| {
             sim.error(format!(
                 "stage `{}`: capacity: {m}",

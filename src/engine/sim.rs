@@ -8,6 +8,8 @@
 //! reads stages, pools or another session's dealings. Nothing here runs a
 //! statement or handles an event.
 
+use std::cell::Cell;
+
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemParam;
 
@@ -246,6 +248,94 @@ impl Sim<'_, '_> {
     /// Evaluates `x` in session `e`.
     pub fn eval_in(&mut self, e: Entity, at: (usize, usize), x: &Expr) -> Result<f64, RunError> {
         self.in_session(e, at, |cx| eval(x, cx))
+    }
+}
+
+/// What an evaluation outside a session's own stretch reads: a workload
+/// block, a renewal gap, a ps capacity, a step stage's expressions, an
+/// eviction key.
+pub struct Outside<'a> {
+    /// `present` of a ps capacity; NaN elsewhere.
+    pub present: f64,
+    /// The serving context variables of the moment.
+    pub moment: &'a Moment,
+    /// The serial of the session it reads for (u64::MAX for none).
+    pub serial: u64,
+    /// The attributes it reads.
+    pub attrs: OutsideAttrs<'a>,
+    /// The stream its draws come from.
+    pub stream: RunStream,
+}
+
+/// The run-wide streams an [`Outside`] evaluation draws from.
+#[derive(Clone, Copy)]
+pub enum RunStream {
+    /// Renewal gaps.
+    Arrival,
+    /// ps capacities, step stages, eviction keys.
+    Machine,
+    /// The `init` or `turn` block running now.
+    Turn,
+}
+
+/// The attributes an [`Outside`] evaluation reads.
+pub enum OutsideAttrs<'a> {
+    /// None (a run-wide expression).
+    None,
+    /// A live session's row.
+    Row(u32),
+    /// Given cells (an ended owner's copied attributes).
+    Cells(&'a [Cell<f64>]),
+}
+
+impl Sim<'_, '_> {
+    /// Evaluates `x` outside a session's stretch, reading what `scope` says.
+    pub fn evaluate_outside(&mut self, x: &Expr, scope: Outside<'_>) -> Result<f64, Fault> {
+        let now = self.clock.now;
+        let Sim {
+            streams,
+            attrs,
+            load,
+            levels,
+            flows,
+            members,
+            store,
+            kv,
+            ..
+        } = self;
+        let attrs: &[Cell<f64>] = match scope.attrs {
+            OutsideAttrs::None => &[],
+            OutsideAttrs::Row(row) => attrs.cells(row),
+            OutsideAttrs::Cells(cells) => cells,
+        };
+        let stages = &store.stages;
+        let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
+        let Streams {
+            arrival,
+            machine,
+            turn,
+            first,
+            ..
+        } = &mut **streams;
+        let rng = match scope.stream {
+            RunStream::Arrival => arrival,
+            RunStream::Machine => machine,
+            RunStream::Turn => turn,
+        };
+        let mut cx = Cx {
+            now,
+            present: scope.present,
+            moment: scope.moment,
+            serial: scope.serial,
+            kv,
+            attrs,
+            rng,
+            first,
+            load,
+            levels,
+            work: &work,
+        };
+        eval(x, &mut cx)
     }
 }
 
