@@ -6,7 +6,9 @@
 //! Invariant: a ps stage's capacity is evaluated here with `present` = its
 //! jobs, drawing from the machine's stream, once per issue.
 
-use super::code::Code;
+use bevy_ecs::prelude::*;
+
+use super::code::{Code, Expr};
 use super::eval::Moment;
 use super::events::EventKind;
 use super::interface::RunError;
@@ -30,6 +32,40 @@ enum Next {
 /// change made later in the walk for the next walk (spec §6.2,
 /// docs/serving-engine.md §2).
 pub fn issue_completions(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
+    if sim.dirty.engines.next_from(0).is_none() {
+        // No step stage to visit: issuing a ps stage marks no other, so
+        // the walk is the changed stages in declaration order.
+        issue_changed_ps(code, sim)?;
+    } else {
+        walk(code, sim)?;
+    }
+    if sim.flows.changed {
+        issue_flows(sim)?;
+    }
+    Ok(())
+}
+
+/// The walk without step stages: every changed ps stage, in declaration
+/// order, and the set is empty after it.
+fn issue_changed_ps(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
+    if sim.dirty.list.is_empty() {
+        return Ok(());
+    }
+    let mut list = std::mem::take(&mut sim.dirty.list);
+    list.sort_unstable();
+    for &p in &list {
+        sim.dirty.marked[p as usize] = false;
+        issue_ps(code, sim, p as usize)?;
+    }
+    list.clear();
+    // Keep the buffer.
+    sim.dirty.list = list;
+    Ok(())
+}
+
+/// The walk over ps and step stages in declaration order (see
+/// [`issue_completions`]).
+fn walk(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     let now = sim.clock.now;
     let quiet = sim.events.next_time().is_none_or(|t| t > now);
     let mut pos = 0;
@@ -66,25 +102,30 @@ pub fn issue_completions(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     let dirty = &mut *sim.dirty;
     let marked = &dirty.marked;
     dirty.list.retain(|&x| marked[x as usize]);
-    if sim.flows.changed {
-        let flows = &mut *sim.flows;
-        flows.changed = false;
-        flows.system.solve(now);
-        for &s in flows.system.changed_stages() {
-            let Ok((service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s as usize])
-            else {
-                return Err(lost("stage", now));
-            };
-            let phi = service.shared_capacity().unwrap_or(f64::NAN);
-            stats.util.set(now, flows.system.load(s) / phi);
-        }
-        flows.generation += 1;
-        flows.pending = None;
-        if let Some((time, id)) = flows.system.next_end() {
-            flows.pending = Some(id);
-            sim.events
-                .schedule(time.max(now), EventKind::FlowEnd(flows.generation));
-        }
+    Ok(())
+}
+
+/// The flow system's one event, after a settle that started or ended a
+/// flow: the rates solved anew, the shared stages' utilisations follow.
+fn issue_flows(sim: &mut Sim) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let flows = &mut *sim.flows;
+    flows.changed = false;
+    flows.system.solve(now);
+    for &s in flows.system.changed_stages() {
+        let Ok((service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s as usize])
+        else {
+            return Err(lost("stage", now));
+        };
+        let phi = service.shared_capacity().unwrap_or(f64::NAN);
+        stats.util.set(now, flows.system.load(s) / phi);
+    }
+    flows.generation += 1;
+    flows.pending = None;
+    if let Some((time, id)) = flows.system.next_end() {
+        flows.pending = Some(id);
+        sim.events
+            .schedule(time.max(now), EventKind::FlowEnd(flows.generation));
     }
     Ok(())
 }
@@ -93,6 +134,16 @@ pub fn issue_completions(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
 fn issue_ps(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
     let now = sim.clock.now;
     let entity = sim.members.stages[s];
+    if let Some(Expr::Num(phi)) = &code.capacity[s] {
+        // A constant capacity (`ps(1)`): no evaluation, one fetch.
+        let Ok((mut service, _)) = sim.store.stages.get_mut(entity) else {
+            return Err(lost("stage", now));
+        };
+        let service = service.bypass_change_detection();
+        let phi = if service.ps_present() == 0 { 0.0 } else { *phi };
+        issue_ps_finish(service, s, now, phi, sim.events);
+        return Ok(());
+    }
     let present = match sim.store.stages.get(entity) {
         Ok((service, _)) => service.ps_present(),
         Err(_) => return Err(lost("stage", now)),
