@@ -45,13 +45,19 @@ pub fn end_closed_session(
     e: Entity,
     serial: u64,
 ) -> Result<(), RunError> {
-    let holds = match sim.store.dealings.get_mut(e) {
-        Ok(mut dealings) => match dealings.bypass_change_detection().0.as_deref_mut() {
+    // Without pools a session never deals with one: no fetch.
+    let dealings = if code.pools.is_empty() {
+        None
+    } else {
+        sim.store.dealings.get_mut(e).ok()
+    };
+    let holds = match dealings {
+        Some(mut dealings) => match dealings.bypass_change_detection().0.as_deref_mut() {
             // It never held: nothing to return (and no box to build).
             None => None,
             Some(d) => Some((std::mem::take(&mut d.holds), std::mem::take(&mut d.leases))),
         },
-        Err(_) => None,
+        None => None,
     };
     if let Some((mut holds, mut leases)) = holds {
         while let Some(hold) = holds.pop() {

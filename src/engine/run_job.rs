@@ -56,7 +56,9 @@ pub fn run_job(
     }
     let now = sim.clock.now;
     let first = held[0] as usize;
-    if let Ok(mut dealings) = sim.store.dealings.get_mut(e)
+    // Without pools a session never deals with one: no fetch.
+    if !code.pools.is_empty()
+        && let Ok(mut dealings) = sim.store.dealings.get_mut(e)
         && let Some(d) = dealings.bypass_change_detection().0.as_deref_mut()
     {
         d.at_stage = Some(held[0]);
