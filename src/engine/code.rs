@@ -321,6 +321,10 @@ pub struct Code {
     /// For each stage member, the pool members it admits for (`admit
     /// via`), in pool declaration order.
     pub admits: Vec<Vec<u32>>,
+    /// Whether any expression reads a stage's estimators (`est_lambda`,
+    /// `est_rho`, `est_wait`, `price`): without one, completions need not
+    /// update them.
+    pub estimates: bool,
 }
 
 impl Code {
@@ -415,6 +419,7 @@ impl Code {
                 admits[s].push(p as u32);
             }
         }
+        let estimates = program.exprs().into_iter().any(reads_estimates);
         Code {
             program,
             blocks,
@@ -424,8 +429,24 @@ impl Code {
             pools,
             caching,
             admits,
+            estimates,
         }
     }
+}
+
+/// Whether an expression reads a stage's estimators.
+fn reads_estimates(e: &ir::Expr) -> bool {
+    let mut reads = false;
+    e.visit(&mut |x| {
+        reads |= matches!(
+            x,
+            ir::Expr::Call(
+                ir::Fun::EstLambda | ir::Fun::EstRho | ir::Fun::EstWait | ir::Fun::Price,
+                _
+            )
+        );
+    });
+    reads
 }
 
 /// Whether an eviction key or spill clause reads what its entry's owner

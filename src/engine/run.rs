@@ -93,7 +93,7 @@ pub fn build(program: &ValidProgram) -> World {
     });
     world.insert_resource(AttrRows::new(prog.attrs.len().max(ir::BUILTIN_ATTRS.len())));
     world.insert_resource(Vacant::default());
-    world.insert_resource(StageLoad::new(prog.stages.len()));
+    world.insert_resource(StageLoad::new(prog.stages.len(), code.estimates));
     world.insert_resource(PoolLevels::new(prog.pools.iter().map(|p| p.cap).collect()));
     world.insert_resource(Waiting::new(prog.pools.len()));
     world.insert_resource(DirtyPs {

@@ -269,16 +269,37 @@ pub struct StageLoad {
     pub est: Vec<Estimators>,
     /// A step stage's `budget_left`; NaN for other stages.
     pub budget_left: Vec<f64>,
+    /// Whether any expression reads `est`: without one, a delay, fifo or
+    /// ps completion leaves it alone.
+    pub estimating: bool,
 }
 
 impl StageLoad {
-    /// Every member empty.
-    pub fn new(stages: usize) -> StageLoad {
+    /// Every member empty; `estimating` as [`StageLoad::estimating`].
+    pub fn new(stages: usize, estimating: bool) -> StageLoad {
         StageLoad {
             present: vec![0.0; stages],
             busy: vec![0.0; stages],
             est: vec![Estimators::default(); stages],
             budget_left: vec![f64::NAN; stages],
+            estimating,
+        }
+    }
+
+    /// A delay, fifo or ps job completed at member `index`: its figures
+    /// (and its estimators, if read) follow.
+    fn complete(
+        &mut self,
+        index: usize,
+        stats: &mut StageStats,
+        now: f64,
+        arrived: f64,
+        started: f64,
+    ) {
+        if self.estimating {
+            stats.record(&mut self.est[index], now, arrived, started);
+        } else {
+            stats.record_times(now, arrived, started);
         }
     }
 
@@ -342,6 +363,13 @@ impl StageStats {
     /// the stage's estimators (whatever the time).
     pub fn record(&mut self, est: &mut Estimators, now: f64, arrived: f64, started: f64) {
         est.complete(started, started - arrived, now - started);
+        self.record_times(now, arrived, started);
+    }
+
+    /// Counts a completion at `now` (if at or after warm-up), leaving the
+    /// estimators alone.
+    #[inline]
+    pub fn record_times(&mut self, now: f64, arrived: f64, started: f64) {
         if now >= self.warmup {
             self.completed += 1;
             self.wait.push(started - arrived);
@@ -431,7 +459,7 @@ pub fn finish_job(
     }
     stats.count(index, false, load, now, -1.0);
     load.set_busy(index, service);
-    stats.record(&mut load.est[index], now, job.arrived, job.started);
+    load.complete(index, stats, now, job.arrived, job.started);
     Some(job.session)
 }
 
@@ -524,7 +552,7 @@ pub fn finish_ps(
     }
     stats.count(index, false, load, now, -1.0);
     load.set_busy(index, service);
-    stats.record(&mut load.est[index], now, job.arrived, job.arrived);
+    load.complete(index, stats, now, job.arrived, job.arrived);
     Some(job.session)
 }
 

@@ -1239,6 +1239,25 @@ fn children(s: &Stmt) -> Vec<usize> {
     }
 }
 
+impl Program {
+    /// Every expression of the program: its stages' and pools' options,
+    /// the renewal gap, and every statement's (references' indices
+    /// included).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        let mut out: Vec<&Expr> = self
+            .stages
+            .iter()
+            .flat_map(stage_exprs)
+            .chain(self.pools.iter().flat_map(pool_exprs))
+            .collect();
+        if let Arrival::Renewal(e) = &self.arrival {
+            out.push(e);
+        }
+        out.extend(self.blocks.iter().flatten().flat_map(stmt_exprs));
+        out
+    }
+}
+
 impl Stmt {
     /// Every expression of this statement, references' indices included
     /// (not the expressions of its inner blocks).
