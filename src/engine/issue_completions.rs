@@ -32,12 +32,12 @@ enum Next {
 /// change made later in the walk for the next walk (spec §6.2,
 /// docs/serving-engine.md §2).
 pub fn issue_completions(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
-    if sim.dirty.engines.next_from(0).is_none() {
+    if sim.dirty.engines.next_from(0).is_some() {
+        walk(code, sim)?;
+    } else if !sim.dirty.list.is_empty() {
         // No step stage to visit: issuing a ps stage marks no other, so
         // the walk is the changed stages in declaration order.
         issue_changed_ps(code, sim)?;
-    } else {
-        walk(code, sim)?;
     }
     if sim.flows.changed {
         issue_flows(sim)?;
@@ -48,11 +48,10 @@ pub fn issue_completions(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
 /// The walk without step stages: every changed ps stage, in declaration
 /// order, and the set is empty after it.
 fn issue_changed_ps(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
-    if sim.dirty.list.is_empty() {
-        return Ok(());
-    }
     let mut list = std::mem::take(&mut sim.dirty.list);
-    list.sort_unstable();
+    if list.len() > 1 {
+        list.sort_unstable();
+    }
     for &p in &list {
         sim.dirty.marked[p as usize] = false;
         issue_ps(code, sim, p as usize)?;
@@ -64,7 +63,8 @@ fn issue_changed_ps(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
 }
 
 /// The walk over ps and step stages in declaration order (see
-/// [`issue_completions`]).
+/// [`issue_completions`]). Out of line: the per-event path stays small.
+#[inline(never)]
 fn walk(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     let now = sim.clock.now;
     let quiet = sim.events.next_time().is_none_or(|t| t > now);
@@ -107,6 +107,7 @@ fn walk(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
 
 /// The flow system's one event, after a settle that started or ended a
 /// flow: the rates solved anew, the shared stages' utilisations follow.
+#[inline(never)]
 fn issue_flows(sim: &mut Sim) -> Result<(), RunError> {
     let now = sim.clock.now;
     let flows = &mut *sim.flows;
@@ -144,6 +145,15 @@ fn issue_ps(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
         issue_ps_finish(service, s, now, phi, sim.events);
         return Ok(());
     }
+    issue_ps_evaluated(code, sim, s)
+}
+
+/// [`issue_ps`] for a capacity that is not a constant: evaluated with
+/// `present` = the stage's jobs (none when it is empty).
+#[inline(never)]
+fn issue_ps_evaluated(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let entity = sim.members.stages[s];
     let present = match sim.store.stages.get(entity) {
         Ok((service, _)) => service.ps_present(),
         Err(_) => return Err(lost("stage", now)),

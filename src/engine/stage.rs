@@ -288,6 +288,7 @@ impl StageLoad {
 
     /// A delay, fifo or ps job completed at member `index`: its figures
     /// (and its estimators, if read) follow.
+    #[inline]
     fn complete(
         &mut self,
         index: usize,
