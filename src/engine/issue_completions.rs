@@ -31,6 +31,7 @@ enum Next {
 /// the flow system gets its event. A ps stage the walk has passed keeps a
 /// change made later in the walk for the next walk (spec §6.2,
 /// docs/serving-engine.md §2).
+#[inline]
 pub fn issue_completions(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     if sim.dirty.engines.next_from(0).is_some() {
         walk(code, sim)?;
@@ -47,6 +48,7 @@ pub fn issue_completions(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
 
 /// The walk without step stages: every changed ps stage, in declaration
 /// order, and the set is empty after it.
+#[inline(never)]
 fn issue_changed_ps(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     let mut list = std::mem::take(&mut sim.dirty.list);
     if list.len() > 1 {

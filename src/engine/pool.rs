@@ -198,6 +198,7 @@ impl Waiting {
     }
 
     /// The smallest awake member with waiters at or after `p`.
+    #[inline]
     pub fn next_from(&self, p: usize) -> Option<usize> {
         let mut w = p / 64;
         let awake = |w: usize| Some(*self.words.get(w)? & !self.asleep[w]);
