@@ -50,6 +50,12 @@ pub fn issue_completions(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
 /// order, and the set is empty after it.
 #[inline(never)]
 fn issue_changed_ps(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
+    if let [p] = sim.dirty.list[..] {
+        // One stage (an M/M/1 ps): no buffer to move.
+        sim.dirty.list.clear();
+        sim.dirty.marked[p as usize] = false;
+        return issue_ps(code, sim, p as usize);
+    }
     let mut list = std::mem::take(&mut sim.dirty.list);
     if list.len() > 1 {
         list.sort_unstable();
@@ -134,6 +140,7 @@ fn issue_flows(sim: &mut Sim) -> Result<(), RunError> {
 }
 
 /// Issues ps stage `s`'s one finish event anew.
+#[inline]
 fn issue_ps(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
     let now = sim.clock.now;
     let entity = sim.members.stages[s];

@@ -117,6 +117,7 @@ pub struct DirtyPs {
 
 impl DirtyPs {
     /// Notes that ps stage `stage`'s job set changed.
+    #[inline]
     pub fn mark(&mut self, stage: u32) {
         if !self.marked[stage as usize] {
             self.marked[stage as usize] = true;

@@ -42,6 +42,7 @@ pub fn evaluate_run(
 
 /// `run s [, s2 …] (w);` in session `e`, its stages and work evaluated
 /// (by the interpreter, in the one fetch of the session's components).
+#[inline]
 pub fn run_job(
     code: &Code,
     sim: &mut Sim,
