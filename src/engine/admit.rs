@@ -12,7 +12,7 @@ use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
 use super::caching::{consume, make_room};
-use super::code::{Code, Stmt, ctx_index};
+use super::code::{Code, Expr, Stmt, ctx_index};
 use super::eval::{Moment, eval};
 use super::interface::RunError;
 use super::pool::Blocked;
@@ -157,9 +157,17 @@ pub fn units_of(
         return Ok((0.0, 0.0));
     };
     let hp = &pools[k];
-    let u = sim.eval_in(e, at, &hp.units)?;
+    // A constant (`hold kv (10)`, the usual shape) needs no fetch of the
+    // session to evaluate.
+    let u = match &hp.units {
+        Expr::Num(u) => *u,
+        x => sim.eval_in(e, at, x)?,
+    };
     let u = check_amount("the hold's units", u).map_err(|m| sim.session_error(e, at, m))?;
     let r = match &hp.reserve {
+        Some(Expr::Num(r)) => {
+            check_amount("the hold's reserve", *r).map_err(|m| sim.session_error(e, at, m))?
+        }
         Some(x) => {
             let r = sim.in_session(e, at, |cx| eval(x, cx))?;
             check_amount("the hold's reserve", r).map_err(|m| sim.session_error(e, at, m))?
@@ -263,13 +271,6 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
         if pc.lifo && pc.memory_of.is_empty() && !sim.kv.lifo_holders[p as usize].contains(&e) {
             sim.kv.lifo_holders[p as usize].push(e);
         }
-        if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
-            let holdings = &mut dealings.get().holdings;
-            match holdings.iter_mut().find(|h| h.0 == p) {
-                Some(h) => h.1 += 1,
-                None => holdings.push((p, 1)),
-            }
-        }
         held.push(Held {
             pool: p,
             units: u,
@@ -281,6 +282,12 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
     sim.census.admissions += 1;
     if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
         let d = dealings.get();
+        for h in &held {
+            match d.holdings.iter_mut().find(|x| x.0 == h.pool) {
+                Some(x) => x.1 += 1,
+                None => d.holdings.push((h.pool, 1)),
+            }
+        }
         d.wait = Wait::None;
         d.admission = Some(admission);
         d.holds.push(HoldFrame {
