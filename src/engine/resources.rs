@@ -65,6 +65,7 @@ impl Census {
     }
 
     /// The live count changed at `now`: both its averages follow.
+    #[inline]
     pub fn live_changed(&mut self, now: f64) {
         self.live_avg.set(now, self.live as f64);
         self.live_series.set(now, self.live as f64);

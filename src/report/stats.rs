@@ -79,16 +79,30 @@ fn percentiles(samples: &[f64]) -> [Option<f64>; 4] {
     // Each rank by selection, O(n) in all: a full sort of a long run's
     // samples cost more than the rest of the report. The ranks increase, so
     // each selection works in the part right of the one before.
-    let mut copy = samples.to_vec();
+    // Selection runs on integer keys of `f64::total_cmp`'s order: equal
+    // keys are equal bits, so the sample of each rank is the same.
+    let mut copy: Vec<i64> = samples.iter().map(|&x| total_key(x)).collect();
     let mut out = [None; 4];
     let mut done = 0;
     for (slot, q) in out.iter_mut().zip(PERCENTILES) {
         let rank = ((q * n as f64).ceil() as usize).clamp(1, n) - 1;
-        let (_, nth, _) = copy[done..].select_nth_unstable_by(rank - done, f64::total_cmp);
-        *slot = finite(*nth);
+        let (_, nth, _) = copy[done..].select_nth_unstable(rank - done);
+        *slot = finite(from_total_key(*nth));
         done = rank;
     }
     out
+}
+
+/// `x`'s bits as an integer ordered as `f64::total_cmp` orders `x`
+/// (negative numbers' magnitude bits flipped).
+fn total_key(x: f64) -> i64 {
+    let bits = x.to_bits() as i64;
+    bits ^ (((bits >> 63) as u64) >> 1) as i64
+}
+
+/// The inverse of [`total_key`].
+fn from_total_key(k: i64) -> f64 {
+    f64::from_bits((k ^ (((k >> 63) as u64) >> 1) as i64) as u64)
 }
 
 /// The batch-means half-width: b = ⌊n/20⌋ samples a batch, trailing samples
@@ -112,6 +126,26 @@ fn batch_means_ci(samples: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn total_keys_order_as_total_cmp_and_invert() {
+        // -inf < -1 < -0 < +0 < 1 < inf < NaN under total_cmp.
+        let xs = [
+            f64::NEG_INFINITY,
+            -1.0,
+            -0.0,
+            0.0,
+            1.0,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        for w in xs.windows(2) {
+            assert!(total_key(w[0]) < total_key(w[1]), "{w:?}");
+        }
+        for x in xs {
+            assert_eq!(from_total_key(total_key(x)).to_bits(), x.to_bits());
+        }
+    }
 
     #[test]
     fn two_equal_samples_have_zero_cv2_and_no_ci() {
