@@ -11,9 +11,9 @@ use smallvec::SmallVec;
 
 use super::admit::{Grant, admission_pass, resume_grow, rounded, units_of};
 use super::caching::{keep, kept_units};
-use super::code::{Code, Member, Stmt};
+use super::code::{Code, Expr, Member, Stmt};
 use super::end_session::end_session;
-use super::eval::member;
+use super::eval::{member, member_at};
 use super::events::EventKind;
 use super::interface::RunError;
 use super::preempt::{Fit, make_fit};
@@ -38,10 +38,25 @@ pub fn member_in(
     r: &Member,
     what: &'static str,
 ) -> Result<usize, RunError> {
-    if r.index.is_none() {
-        return Ok(r.base as usize);
+    match &r.index {
+        None => Ok(r.base as usize),
+        // `kv[i]`, the usual shape: the attribute read from the session's
+        // row, without an evaluation context.
+        Some(Expr::Attr(slot)) => {
+            let now = sim.clock.now;
+            let Ok((_, _, life)) = sim.store.sessions.get(e) else {
+                return Err(lost("session", now));
+            };
+            let index = sim.attrs.of(life.row).get(*slot as usize).copied();
+            member_at(r.base, r.count, index.unwrap_or(f64::NAN), what).map_err(|fault| RunError {
+                message: fault.to_string(),
+                at: Some(at),
+                session: Some(life.serial),
+                time: now,
+            })
+        }
+        Some(_) => sim.in_session(e, at, |cx| member(r, cx, what)),
     }
-    sim.in_session(e, at, |cx| member(r, cx, what))
 }
 
 /// `hold …`: a request above a capacity is rejected (the session ends);
