@@ -162,10 +162,13 @@ impl FlowSystem {
                 if sc.fflags(f) & F_FROZEN != 0 {
                     continue;
                 }
-                sc.set_fflag(f, F_FROZEN);
-                let old = self.flows[f as usize].rate;
-                let rate = if same_level(level, old) { old } else { level };
-                sc.set_rate(f, rate, s);
+                let flow = &self.flows[f as usize];
+                let rate = if same_level(level, flow.rate) {
+                    flow.rate
+                } else {
+                    level
+                };
+                sc.freeze(f, rate, s, flow);
                 for &t in &self.flows[f as usize].stages {
                     if t == s || !self.capacity[t as usize].is_finite() {
                         continue;

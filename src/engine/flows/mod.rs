@@ -211,7 +211,8 @@ struct Scratch {
     flow: Vec<FlowScratch>,
     /// Stages visited by this solve, in visiting order.
     stages: Vec<u32>,
-    /// Flows whose new rate is set, in order.
+    /// Flows whose new rate is set, in order (a frozen flow only if its
+    /// rate or `froze_at` changes).
     flows: Vec<u32>,
     /// The events of a filling or of the incremental walk, fills among
     /// them.
@@ -293,6 +294,24 @@ impl Scratch {
         }
         e.new_rate = rate;
         e.new_froze_at = froze_at;
+    }
+
+    /// Freezes `f` at `rate`, frozen by stage `froze_at`; `old` is the flow
+    /// before this solve. Listed for `FlowSystem::apply` only if its rate or
+    /// `froze_at` changes: most flows a solve freezes keep both.
+    fn freeze(&mut self, f: u32, rate: f64, froze_at: u32, old: &Flow) {
+        let e = &mut self.flow[f as usize];
+        if e.epoch != self.epoch {
+            e.epoch = self.epoch;
+            e.flags = 0;
+        }
+        e.flags |= F_FROZEN;
+        e.new_rate = rate;
+        e.new_froze_at = froze_at;
+        if (rate != old.rate || froze_at != old.froze_at) && e.flags & F_SEEN == 0 {
+            e.flags |= F_SEEN;
+            self.flows.push(f);
+        }
     }
 
     fn new_rate(&self, f: u32) -> f64 {
