@@ -145,11 +145,16 @@ impl FlowSystem {
             if filled || e.unfrozen == 0 || candidate > e.cand {
                 continue;
             }
+            let mut candidate = candidate;
             if candidate < e.cand {
                 e.low = e.cand;
                 let again = Mark::new(e.cand, MarkKind::Fill, s);
-                sc.marks.push(Reverse(again));
-                continue;
+                if sc.marks.peek().is_some_and(|&Reverse(next)| next < again) {
+                    sc.marks.push(Reverse(again));
+                    continue;
+                }
+                // It would pop next: it fills now.
+                candidate = e.cand;
             }
             let mut level = candidate.max(current);
             if same_level(level, current) {

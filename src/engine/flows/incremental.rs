@@ -142,7 +142,8 @@ impl Walk<'_> {
     /// since is pushed again at the candidate; one above a candidate that
     /// dropped, or of a stage filled or with nothing left to freeze, goes).
     /// So fills pop in the order of an indexed heap of candidates, without
-    /// a heap update per freeze.
+    /// a heap update per freeze. A mark pushed again that would pop next
+    /// is not pushed: its stage fills at once.
     fn due_fill(&mut self, s: u32, level: f64) -> Option<f64> {
         if self.sc.sflags(s) & S_FILLED != 0 {
             return None;
@@ -156,7 +157,12 @@ impl Walk<'_> {
         }
         let cand = e.cand;
         e.low = cand;
-        self.push_mark(cand, MarkKind::Fill, s);
+        let again = Mark::new(cand, MarkKind::Fill, s);
+        if self.sc.marks.peek().is_none_or(|&Reverse(next)| again <= next) {
+            // It would pop next: fill now instead of a push and a pop.
+            return Some(cand);
+        }
+        self.sc.marks.push(Reverse(again));
         None
     }
 
