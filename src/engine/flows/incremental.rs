@@ -158,7 +158,12 @@ impl Walk<'_> {
         let cand = e.cand;
         e.low = cand;
         let again = Mark::new(cand, MarkKind::Fill, s);
-        if self.sc.marks.peek().is_none_or(|&Reverse(next)| again <= next) {
+        if self
+            .sc
+            .marks
+            .peek()
+            .is_none_or(|&Reverse(next)| again <= next)
+        {
             // It would pop next: fill now instead of a push and a pop.
             return Some(cand);
         }
@@ -206,7 +211,10 @@ impl Walk<'_> {
                         b_clean = false;
                     }
                 }
-                debug_assert!(b == NONE || flow.stages.contains(&b), "froze_at is its stage");
+                debug_assert!(
+                    b == NONE || flow.stages.contains(&b),
+                    "froze_at is its stage"
+                );
                 if replayed != NONE {
                     // A replay froze it at its old rate; it had no dirty
                     // stage then, so nothing else needs telling.
