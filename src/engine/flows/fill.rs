@@ -9,8 +9,7 @@
 //! bookkeeping the incremental update starts from.
 
 use super::{
-    F_FROZEN, F_SEEN, FlowSystem, LARGE_HOLD, Mark, MarkKind, NONE, S_FILLED, S_LARGE, S_VISITED,
-    same_level,
+    F_FROZEN, F_SEEN, FlowSystem, Mark, MarkKind, NONE, S_FILLED, S_LARGE, S_VISITED, same_level,
 };
 use std::cmp::Reverse;
 
@@ -49,7 +48,7 @@ impl FlowSystem {
     /// Progressive filling of each component that holds a touched stage, or
     /// with `limit`, of each one of at most that many stages. Returns
     /// whether a touched component was larger (its stages are marked
-    /// `S_LARGE` and believed large for [`LARGE_HOLD`] solves, not filled).
+    /// `S_LARGE` and believed large for [`super::LARGE_HOLD`] (by default) solves, not filled).
     pub(super) fn solve_components(&mut self, touched: usize, limit: Option<u32>) -> bool {
         let mut large = false;
         for k in 0..touched {
@@ -73,7 +72,7 @@ impl FlowSystem {
     /// `scratch.stages` (breadth first), marked visited, and returns true;
     /// or, once the component proves larger than `limit` stages (it meets a
     /// stage found in a larger one), marks what it collected `S_LARGE` and
-    /// large for [`LARGE_HOLD`] solves instead, empties `scratch.stages` and
+    /// large for [`super::LARGE_HOLD`] (by default) solves instead, empties `scratch.stages` and
     /// returns false.
     fn collect_component(&mut self, root: u32, limit: Option<u32>) -> bool {
         let sc = &mut self.scratch;
@@ -98,9 +97,10 @@ impl FlowSystem {
                             || self.large_until[t as usize] > self.solves
                             || sc.stages.len() as u32 >= limit)
                     {
-                        let until = self.solves.saturating_add(LARGE_HOLD);
-                        for &u in &sc.stages {
-                            sc.stage[u as usize].flags = S_LARGE;
+                        let until = self.solves.saturating_add(self.large_hold);
+                        for k in 0..sc.stages.len() {
+                            let u = sc.stages[k];
+                            sc.reset_sflags(u, S_LARGE);
                             self.large_until[u as usize] = until;
                         }
                         sc.stages.clear();
@@ -145,11 +145,16 @@ impl FlowSystem {
             if filled || e.unfrozen == 0 || candidate > e.cand {
                 continue;
             }
+            let mut candidate = candidate;
             if candidate < e.cand {
                 e.low = e.cand;
                 let again = Mark::new(e.cand, MarkKind::Fill, s);
-                sc.marks.push(Reverse(again));
-                continue;
+                if sc.marks.peek().is_some_and(|&Reverse(next)| next < again) {
+                    sc.marks.push(Reverse(again));
+                    continue;
+                }
+                // It would pop next: it fills now.
+                candidate = e.cand;
             }
             let mut level = candidate.max(current);
             if same_level(level, current) {
@@ -162,10 +167,13 @@ impl FlowSystem {
                 if sc.fflags(f) & F_FROZEN != 0 {
                     continue;
                 }
-                sc.set_fflag(f, F_FROZEN);
-                let old = self.flows[f as usize].rate;
-                let rate = if same_level(level, old) { old } else { level };
-                sc.set_rate(f, rate, s);
+                let flow = &self.flows[f as usize];
+                let rate = if same_level(level, flow.rate) {
+                    flow.rate
+                } else {
+                    level
+                };
+                sc.freeze(f, rate, s, flow);
                 for &t in &self.flows[f as usize].stages {
                     if t == s || !self.capacity[t as usize].is_finite() {
                         continue;

@@ -14,11 +14,11 @@ fn less(a: Key, b: Key) -> bool {
     a.0 < b.0 || (a.0 == b.0 && a.1 < b.1)
 }
 
-/// The heap. `pos[item]` is the item's place in `heap`, or `ABSENT`.
+/// The heap. `pos[item]` is the item's place in `heap`, or `ABSENT`; each
+/// place holds its item's key, so a sift compares without an indirection.
 #[derive(Clone, Debug, Default)]
 pub(super) struct IndexedHeap {
-    heap: Vec<u32>,
-    keys: Vec<Key>,
+    heap: Vec<(Key, u32)>,
     pos: Vec<u32>,
 }
 
@@ -27,7 +27,6 @@ impl IndexedHeap {
     pub(super) fn grow(&mut self, n: usize) {
         if self.pos.len() < n {
             self.pos.resize(n, ABSENT);
-            self.keys.resize(n, (0.0, 0));
         }
     }
 
@@ -37,14 +36,13 @@ impl IndexedHeap {
         self.grow(item as usize + 1);
         let i = item as usize;
         if self.pos[i] == ABSENT {
-            self.keys[i] = key;
-            self.pos[i] = self.heap.len() as u32;
-            self.heap.push(item);
-            self.up(self.heap.len() - 1);
+            let p = self.heap.len();
+            self.heap.push((key, item));
+            self.up(p);
         } else {
-            let old = self.keys[i];
-            self.keys[i] = key;
             let p = self.pos[i] as usize;
+            let old = self.heap[p].0;
+            self.heap[p].0 = key;
             if less(key, old) {
                 self.up(p);
             } else {
@@ -62,11 +60,11 @@ impl IndexedHeap {
             return;
         }
         let p = p as usize;
-        let last = self.heap.len() - 1;
-        self.swap(p, last);
-        self.heap.pop();
         self.pos[item as usize] = ABSENT;
+        let last = self.heap.pop().expect("a present item is in the heap");
         if p < self.heap.len() {
+            self.heap[p] = last;
+            self.pos[last.1 as usize] = p as u32;
             self.down(p);
             self.up(p);
         }
@@ -74,7 +72,7 @@ impl IndexedHeap {
 
     /// The least item and its key.
     pub(super) fn peek(&self) -> Option<(u32, Key)> {
-        self.heap.first().map(|&it| (it, self.keys[it as usize]))
+        self.heap.first().map(|&(key, it)| (it, key))
     }
 
     /// Removes and returns the least item and its key.
@@ -85,48 +83,46 @@ impl IndexedHeap {
         Some(top)
     }
 
-    fn swap(&mut self, a: usize, b: usize) {
-        self.heap.swap(a, b);
-        self.pos[self.heap[a] as usize] = a as u32;
-        self.pos[self.heap[b] as usize] = b as u32;
-    }
-
-    fn key_at(&self, p: usize) -> Key {
-        self.keys[self.heap[p] as usize]
-    }
-
+    /// Moves the entry at `p` up to its place (a hole moves, not swaps).
     fn up(&mut self, mut p: usize) {
+        let entry = self.heap[p];
         while p > 0 {
             let parent = (p - 1) / 2;
-            if less(self.key_at(p), self.key_at(parent)) {
-                self.swap(p, parent);
-                p = parent;
-            } else {
+            if !less(entry.0, self.heap[parent].0) {
                 break;
             }
+            self.heap[p] = self.heap[parent];
+            self.pos[self.heap[p].1 as usize] = p as u32;
+            p = parent;
         }
+        self.heap[p] = entry;
+        self.pos[entry.1 as usize] = p as u32;
     }
 
+    /// Moves the entry at `p` down to its place.
     fn down(&mut self, mut p: usize) {
         let n = self.heap.len();
+        let entry = self.heap[p];
         loop {
             let l = 2 * p + 1;
             if l >= n {
                 break;
             }
             let r = l + 1;
-            let c = if r < n && less(self.key_at(r), self.key_at(l)) {
+            let c = if r < n && less(self.heap[r].0, self.heap[l].0) {
                 r
             } else {
                 l
             };
-            if less(self.key_at(c), self.key_at(p)) {
-                self.swap(p, c);
-                p = c;
-            } else {
+            if !less(self.heap[c].0, entry.0) {
                 break;
             }
+            self.heap[p] = self.heap[c];
+            self.pos[self.heap[p].1 as usize] = p as u32;
+            p = c;
         }
+        self.heap[p] = entry;
+        self.pos[entry.1 as usize] = p as u32;
     }
 }
 

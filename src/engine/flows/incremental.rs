@@ -142,7 +142,8 @@ impl Walk<'_> {
     /// since is pushed again at the candidate; one above a candidate that
     /// dropped, or of a stage filled or with nothing left to freeze, goes).
     /// So fills pop in the order of an indexed heap of candidates, without
-    /// a heap update per freeze.
+    /// a heap update per freeze. A mark pushed again that would pop next
+    /// is not pushed: its stage fills at once.
     fn due_fill(&mut self, s: u32, level: f64) -> Option<f64> {
         if self.sc.sflags(s) & S_FILLED != 0 {
             return None;
@@ -156,7 +157,17 @@ impl Walk<'_> {
         }
         let cand = e.cand;
         e.low = cand;
-        self.push_mark(cand, MarkKind::Fill, s);
+        let again = Mark::new(cand, MarkKind::Fill, s);
+        if self
+            .sc
+            .marks
+            .peek()
+            .is_none_or(|&Reverse(next)| again <= next)
+        {
+            // It would pop next: fill now instead of a push and a pop.
+            return Some(cand);
+        }
+        self.sc.marks.push(Reverse(again));
         None
     }
 
@@ -187,14 +198,31 @@ impl Walk<'_> {
             } else {
                 let flow = &flows[f as usize];
                 let (rate, b) = (flow.rate, flow.froze_at);
-                if let Some(at) = self.replayed_at(flow) {
+                // One pass over its stages: the first replayed one, and
+                // whether b (one of them, or NONE) is clean.
+                let mut replayed = NONE;
+                let mut b_clean = b != NONE;
+                for &t in &flow.stages {
+                    let tf = self.sc.sflags(t);
+                    if tf & S_REPLAYED != 0 && replayed == NONE {
+                        replayed = t;
+                    }
+                    if t == b && tf & S_VISITED != 0 {
+                        b_clean = false;
+                    }
+                }
+                debug_assert!(
+                    b == NONE || flow.stages.contains(&b),
+                    "froze_at is its stage"
+                );
+                if replayed != NONE {
                     // A replay froze it at its old rate; it had no dirty
                     // stage then, so nothing else needs telling.
+                    let at = self.replay_froze_at(flow, replayed);
                     self.freeze(f, rate, at, s, current);
                     residual -= rate;
                     continue;
                 }
-                let b_clean = b != NONE && self.sc.sflags(b) & S_VISITED == 0;
                 if rate < current && !same_level(rate, current) && b_clean {
                     // It froze at b below this level, as before (a rate that
                     // ties the level may yet be met by a seed at it).
@@ -258,9 +286,9 @@ impl Walk<'_> {
     /// Freezes flow `f` at `rate` (frozen by stage `at`), updating every
     /// dirty stage of it but `except`; candidates are clamped to `current`.
     fn freeze(&mut self, f: u32, rate: f64, at: u32, except: u32, current: f64) {
-        self.sc.set_fflag(f, F_FROZEN);
-        self.sc.set_rate(f, rate, at);
-        for &t in &self.flows[f as usize].stages {
+        let flow = &self.flows[f as usize];
+        self.sc.freeze(f, rate, at, flow);
+        for &t in &flow.stages {
             if t == except || self.sc.sflags(t) & S_VISITED == 0 {
                 continue;
             }
@@ -318,7 +346,7 @@ impl Walk<'_> {
     /// frozen freezes at its old rate (the level, or lower for a flow whose
     /// own stage froze it before and no dirty stage has met yet). Only the
     /// flows with a dirty stage are frozen now; the others are frozen by
-    /// the first dirty stage that meets them ([`Walk::replayed_at`]).
+    /// the first dirty stage that meets them ([`Walk::make_dirty`]).
     fn replay(&mut self, b: u32, current: f64) {
         if self.sc.sflags(b) & (S_VISITED | S_REPLAYED) != 0 {
             return;
@@ -351,17 +379,6 @@ impl Walk<'_> {
         } else {
             flow.froze_at
         }
-    }
-
-    /// If a stage of `flow` (untouched, not frozen in this solve) has been
-    /// replayed, the flow froze there at its old rate: the stage to record
-    /// as freezing it.
-    fn replayed_at(&self, flow: &Flow) -> Option<u32> {
-        let b = *flow
-            .stages
-            .iter()
-            .find(|&&t| self.sc.sflags(t) & S_REPLAYED != 0)?;
-        Some(self.replay_froze_at(flow, b))
     }
 
     /// Dirty stage `d` reaches its old level without filling: the flows that

@@ -94,26 +94,32 @@ pub const FILL_LIMIT: u32 = 16;
 /// component is believed.
 const LARGE_HOLD: u32 = 1024;
 
-/// One flow slot.
+/// One flow slot. The fields the walk reads (stages, rate, the stage that
+/// froze it) come first in a slot aligned to a cache line, so a flow the
+/// walk meets costs one line.
 #[derive(Clone, Debug, Default)]
+#[repr(C, align(64))]
 struct Flow {
+    stages: SmallVec<[u32; 2]>,
+    rate: f64,
+    /// `maxmin`: the stage whose filling froze this flow (its rate is that
+    /// stage's level), or `NONE`.
+    froze_at: u32,
     /// The handle of the flow in this slot.
     id: FlowId,
-    stages: SmallVec<[u32; 2]>,
     /// `pos[k]`: this flow's index in `flows_on[stages[k]]`.
     pos: SmallVec<[u32; 2]>,
     work: f64,
     /// Remaining work at `t_mark`.
     remaining: f64,
     t_mark: f64,
-    rate: f64,
     start: f64,
     order: u64,
     owner: u64,
-    /// `maxmin`: the stage whose filling froze this flow (its rate is that
-    /// stage's level), or `NONE`.
-    froze_at: u32,
 }
+
+// Two cache lines a slot (x86-64): the walk's fields in the first.
+const _: () = assert!(std::mem::size_of::<Flow>() == 128);
 
 impl Flow {
     fn remaining_at(&self, now: f64) -> f64 {
@@ -172,12 +178,10 @@ enum MarkKind {
     Release = 3,
 }
 
-/// A stage's entry in the scratch of one solve, valid when its epoch is the
+/// A stage's entry in the scratch of one solve, valid when its mark is the
 /// solve's: the fields a filling reads together, in one place.
 #[derive(Clone, Copy, Debug, Default)]
 struct StageScratch {
-    epoch: u32,
-    flags: u8,
     /// Flows on it not yet frozen in this solve.
     unfrozen: u32,
     /// φ minus the rates of its frozen flows.
@@ -192,7 +196,7 @@ struct StageScratch {
 }
 
 /// A flow's entry in the scratch of one solve, valid when its epoch is the
-/// solve's.
+/// solve's (its flags and new rate are read together).
 #[derive(Clone, Copy, Debug, Default)]
 struct FlowScratch {
     epoch: u32,
@@ -201,17 +205,29 @@ struct FlowScratch {
     new_rate: f64,
 }
 
+/// The epochs a packed mark tells apart: its upper 24 bits.
+const EPOCHS: u32 = 1 << 24;
+
 /// Buffers of one solve, reused.
+///
+/// A stage's flags are packed with the solve's epoch in one `u32` (epoch
+/// above, flags in the low byte), in an array of their own: the walk tests
+/// the flags of many stages it does not otherwise read, and 4 bytes a
+/// stage keep those tests in the first-level cache.
 #[derive(Clone, Debug, Default)]
 struct Scratch {
+    /// The solve's epoch, shifted into a mark's upper bits; a flow's
+    /// entry holds it unshifted.
     epoch: u32,
     /// Stages whose flags this solve set: the stages it visited.
     visited: u32,
+    smark: Vec<u32>,
     stage: Vec<StageScratch>,
     flow: Vec<FlowScratch>,
     /// Stages visited by this solve, in visiting order.
     stages: Vec<u32>,
-    /// Flows whose new rate is set, in order.
+    /// Flows whose new rate is set, in order (a frozen flow only if its
+    /// rate or `froze_at` changes).
     flows: Vec<u32>,
     /// The events of a filling or of the incremental walk, fills among
     /// them.
@@ -231,16 +247,22 @@ const F_SEEN: u8 = 1;
 const F_FROZEN: u8 = 2;
 const F_TOUCHED: u8 = 4;
 
+/// The flags of a packed mark if it is of `epoch`, else none.
+fn flags_of(mark: u32, epoch: u32) -> u8 {
+    if mark & !0xff == epoch { mark as u8 } else { 0 }
+}
+
 impl Scratch {
     fn begin(&mut self, n_stages: usize, n_slots: usize) {
-        self.epoch = self.epoch.wrapping_add(1);
+        self.epoch = (((self.epoch >> 8) + 1) % EPOCHS) << 8;
         if self.epoch == 0 {
-            self.stage.iter_mut().for_each(|e| e.epoch = 0);
+            self.smark.iter_mut().for_each(|m| *m = 0);
             self.flow.iter_mut().for_each(|e| e.epoch = 0);
-            self.epoch = 1;
+            self.epoch = 1 << 8;
         }
         if self.stage.len() < n_stages {
             self.stage.resize(n_stages, StageScratch::default());
+            self.smark.resize(n_stages, 0);
         }
         if self.flow.len() < n_slots {
             self.flow.resize(n_slots, FlowScratch::default());
@@ -252,18 +274,21 @@ impl Scratch {
     }
 
     fn sflags(&self, s: u32) -> u8 {
-        let e = &self.stage[s as usize];
-        if e.epoch == self.epoch { e.flags } else { 0 }
+        flags_of(self.smark[s as usize], self.epoch)
     }
 
     fn set_sflag(&mut self, s: u32, flag: u8) {
-        let e = &mut self.stage[s as usize];
-        if e.epoch != self.epoch {
-            e.epoch = self.epoch;
-            e.flags = 0;
+        let m = &mut self.smark[s as usize];
+        if *m & !0xff != self.epoch {
+            *m = self.epoch;
             self.visited += 1;
         }
-        e.flags |= flag;
+        *m |= u32::from(flag);
+    }
+
+    /// Replaces `s`'s flags of this solve by `flags`.
+    fn reset_sflags(&mut self, s: u32, flags: u8) {
+        self.smark[s as usize] = self.epoch | u32::from(flags);
     }
 
     fn fflags(&self, f: u32) -> u8 {
@@ -293,6 +318,25 @@ impl Scratch {
         }
         e.new_rate = rate;
         e.new_froze_at = froze_at;
+    }
+
+    /// Freezes `f` at `rate`, frozen by stage `froze_at`; `old` is the flow
+    /// before this solve. Listed for `FlowSystem::apply` only if its rate or
+    /// `froze_at` changes: most flows a solve freezes keep both.
+    #[inline]
+    fn freeze(&mut self, f: u32, rate: f64, froze_at: u32, old: &Flow) {
+        let e = &mut self.flow[f as usize];
+        if e.epoch != self.epoch {
+            e.epoch = self.epoch;
+            e.flags = 0;
+        }
+        e.flags |= F_FROZEN;
+        e.new_rate = rate;
+        e.new_froze_at = froze_at;
+        if (rate != old.rate || froze_at != old.froze_at) && e.flags & F_SEEN == 0 {
+            e.flags |= F_SEEN;
+            self.flows.push(f);
+        }
     }
 
     fn new_rate(&self, f: u32) -> f64 {
@@ -335,6 +379,9 @@ pub struct FlowSystem {
     /// much as a small replay; a component grows and splits slowly, and a
     /// stale answer costs time, never exactness).
     large_until: Vec<u32>,
+    /// How long a probe's "large" holds: [`LARGE_HOLD`] solves (tests set
+    /// less, so that a history switches back to filling).
+    large_hold: u32,
     scratch: Scratch,
 }
 
@@ -371,6 +418,7 @@ impl FlowSystem {
             changed: Vec::new(),
             solves: 0,
             large_until: vec![0; n],
+            large_hold: LARGE_HOLD,
             scratch: Scratch::default(),
         }
     }
@@ -379,6 +427,13 @@ impl FlowSystem {
     /// every method leaves the bookkeeping the others start from.
     pub fn set_solver(&mut self, solver: MaxMinSolver) {
         self.solver = solver;
+    }
+
+    /// Holds a [`MaxMinSolver::BySize`] probe's "large" for `solves` solves
+    /// instead of [`LARGE_HOLD`].
+    #[cfg(test)]
+    fn set_large_hold(&mut self, solves: u32) {
+        self.large_hold = solves;
     }
 
     /// The sharing policy.

@@ -68,8 +68,21 @@ type Trace = Vec<(f64, Option<(f64, FlowId)>, Vec<u32>)>;
 /// Plays `ops` on a maxmin system with `solver` and a bottleneck system in
 /// lockstep, checking the invariants after every solve.
 fn play(capacity: &[f64], ops: &[Op], solver: MaxMinSolver) -> Result<Trace, TestCaseError> {
+    play_held(capacity, ops, solver, None)
+}
+
+/// As [`play`], a `BySize` probe's "large" held for `hold` solves if given.
+fn play_held(
+    capacity: &[f64],
+    ops: &[Op],
+    solver: MaxMinSolver,
+    hold: Option<u32>,
+) -> Result<Trace, TestCaseError> {
     let n = capacity.len();
     let mut mm = FlowSystem::with_solver(capacity.to_vec(), Share::MaxMin, solver);
+    if let Some(hold) = hold {
+        mm.set_large_hold(hold);
+    }
     let mut oracle_sys =
         FlowSystem::with_solver(capacity.to_vec(), Share::MaxMin, MaxMinSolver::Components);
     let mut bn = FlowSystem::new(capacity.to_vec(), Share::Bottleneck);
@@ -247,11 +260,14 @@ proptest! {
         capacity in prop::collection::vec(capacity(), 1..9),
         ops in prop::collection::vec(op(), 1..120),
         limit in 1u32..6,
+        hold in 0u32..4,
     ) {
         // Components of 1 to 8 stages against a limit of 1 to 5: a history
         // fills some solves in full and replays others, switching as its
-        // components grow past the limit and shrink below it.
-        play(&capacity, &ops, MaxMinSolver::BySize { limit })?;
+        // components grow past the limit and, a probe's answer held for 0
+        // to 3 solves (not the default 1024, which a history of 120 steps
+        // never outlives), back as they shrink below it.
+        play_held(&capacity, &ops, MaxMinSolver::BySize { limit }, Some(hold))?;
     }
 
     #[test]

@@ -192,3 +192,45 @@ fn a_finished_handle_is_not_live_after_its_slot_is_reused() {
     assert!(sys.is_live(b));
     assert_ne!(a, b);
 }
+
+/// Whether the last solve of `sys` replayed stage `s` (a `BySize` probe
+/// found it in a component over the limit, or believed an earlier one)
+/// rather than filling it.
+fn replayed(sys: &FlowSystem, s: u32) -> bool {
+    sys.large_until[s as usize] > sys.solves
+}
+
+#[test]
+fn by_size_switches_to_replay_past_its_limit_and_back_after_the_hold() {
+    // Stages 0, 1, 2 of φ = 1, limit 2 stages, a probe's "large" held for
+    // 2 solves.
+    let mut sys = FlowSystem::with_solver(
+        vec![1.0; 3],
+        Share::MaxMin,
+        MaxMinSolver::BySize { limit: 2 },
+    );
+    sys.set_large_hold(2);
+    // Solve 1: a on {0, 1}, a component of 2 stages: filled, rate 1.
+    let a = sys.start(0.0, &[0, 1], 10.0, 1);
+    sys.solve(0.0);
+    assert!(!replayed(&sys, 0));
+    assert_eq!(sys.rate(a), 1.0);
+    // Solve 2: b on {1, 2} joins it: 3 stages > 2, replayed (held until
+    // solve 2 + 2 = 4); a and b share stage 1, 1/2 each.
+    let b = sys.start(0.0, &[1, 2], 10.0, 2);
+    sys.solve(0.0);
+    assert!(replayed(&sys, 1));
+    assert_eq!((sys.rate(a), sys.rate(b)), (0.5, 0.5));
+    // Solve 3: b finishes; {0, 1} is small again but still believed large
+    // (4 > 3): replayed, a back to 1.
+    sys.finish(1.0, b);
+    sys.solve(1.0);
+    assert!(replayed(&sys, 0));
+    assert_eq!(sys.rate(a), 1.0);
+    // Solve 4: c on {0}; the hold is over (4 > 4 fails), so the probe
+    // finds {0, 1} of 2 stages and fills it: a and c share stage 0.
+    let c = sys.start(2.0, &[0], 10.0, 3);
+    sys.solve(2.0);
+    assert!(!replayed(&sys, 0));
+    assert_eq!((sys.rate(a), sys.rate(c)), (0.5, 0.5));
+}
