@@ -91,7 +91,7 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
         pc: 0,
         kind: FrameKind::Top,
     });
-    draws.0.reset(prog.seed, Purpose::Session(serial));
+    draws.0.reset();
     life.serial = serial;
     life.steps = 0;
     life.steps_at = f64::NAN;
@@ -141,8 +141,7 @@ pub fn run_workload_block(
         return Err(lost("session", now));
     };
     let (serial, row) = (life.serial, life.row);
-    let seed = code.program.seed;
-    sim.streams.turn.reset(seed, Purpose::Turn { serial, turn });
+    sim.streams.turn.reset(Purpose::Turn { serial, turn });
     for (i, stmt) in stmts.iter().enumerate() {
         let (target, x, is_set) = match stmt {
             Stmt::Set(t, x) => (*t, x, true),

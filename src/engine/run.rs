@@ -36,7 +36,7 @@ use super::pool::{PoolLevels, PoolStats, Waiters, Waiting};
 use super::replay::Replay;
 use super::report::{End, Output, fill_report};
 use super::resources::{Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready};
-use super::rng::{Purpose, Stream, Streams};
+use super::rng::{Stream, Streams};
 use super::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
 use super::settle::settle;
 use super::sim::{Sim, SimParam};
@@ -114,7 +114,6 @@ pub fn build(program: &ValidProgram) -> World {
 
 /// Spawns `n` vacant session entities, each with an attribute row.
 pub fn spawn_sessions(world: &mut World, n: usize) {
-    let seed = world.resource::<Code>().program.seed;
     let mut attrs = world.resource_mut::<AttrRows>();
     attrs.reserve_rows(n);
     let rows: Vec<u32> = (0..n).map(|_| attrs.push_row()).collect();
@@ -122,7 +121,7 @@ pub fn spawn_sessions(world: &mut World, n: usize) {
         .spawn_batch(rows.into_iter().map(|row| {
             (
                 Continuation::default(),
-                Draws(Stream::new(seed, Purpose::Session(0))),
+                Draws(Stream::new()),
                 Life {
                     serial: 0,
                     steps_at: f64::NAN,
@@ -397,6 +396,6 @@ mod sizes {
             ("event", size_of::<Event>()),
         ];
         eprintln!("{sizes:?}");
-        assert_eq!(sizes.map(|(_, n)| n), [32, 56, 32, 8, 40, 40], "{sizes:?}");
+        assert_eq!(sizes.map(|(_, n)| n), [32, 16, 32, 8, 40, 40], "{sizes:?}");
     }
 }

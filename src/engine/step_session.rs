@@ -22,6 +22,7 @@ use super::eval::{Cx, Fault, Moment, ScanKey, eval, eval_key};
 use super::hold::{Step, drop_cached, end_hold, grow, join_hold, load, release};
 use super::interface::{MAX_CHOOSE_COUNT, RunError};
 use super::resources::ChooseScratch;
+use super::rng::Purpose;
 use super::run_job::{Held, evaluate_run, run_job};
 use super::session::{Frame, FrameKind};
 use super::sim::{Sim, lost, stage_work};
@@ -165,6 +166,7 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
         kv,
         attrs: attrs.cells(life.row),
         rng,
+        purpose: Purpose::Session(life.serial),
         first: &mut streams.first,
         load,
         levels,
