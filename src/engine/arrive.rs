@@ -99,7 +99,7 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     let row = life.row;
     let attrs = sim.attrs.of_mut(row);
     attrs.fill(0.0);
-    if let Some(a) = attrs.get_mut(ir::SLOT_SERIAL) {
+    if let Some(a) = attrs.get_mut(code.column(ir::SLOT_SERIAL)) {
         *a = serial as f64;
     }
     sim.census.live += 1;

@@ -41,7 +41,7 @@ use super::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
 use super::settle::settle;
 use super::sim::{Sim, SimParam};
 use super::stage::{Service, StageLoad, StageStats};
-use crate::ir::{self, Arrival, Share, ValidProgram};
+use crate::ir::{Arrival, Share, ValidProgram};
 use crate::report::Report;
 
 /// Events taken in one stretch at most, so deferred commands stay few.
@@ -91,7 +91,7 @@ pub fn build(program: &ValidProgram) -> World {
         turns: 0,
         next_lease: 0,
     });
-    world.insert_resource(AttrRows::new(prog.attrs.len().max(ir::BUILTIN_ATTRS.len())));
+    world.insert_resource(AttrRows::new(code.width));
     world.insert_resource(Vacant::default());
     world.insert_resource(StageLoad::new(prog.stages.len()));
     world.insert_resource(PoolLevels::new(prog.pools.iter().map(|p| p.cap).collect()));

@@ -25,6 +25,7 @@ pub type Held = SmallVec<[u32; 4]>;
 
 /// Evaluates `run s [, s2 …] (w);` in a session: its stages, then its
 /// work (checked to be an amount), in the reference's order.
+#[inline]
 pub fn evaluate_run(
     stage: &Member,
     also: &[Member],
@@ -42,6 +43,7 @@ pub fn evaluate_run(
 
 /// `run s [, s2 …] (w);` in session `e`, its stages and work evaluated
 /// (by the interpreter, in the one fetch of the session's components).
+#[inline]
 pub fn run_job(
     code: &Code,
     sim: &mut Sim,

@@ -200,12 +200,14 @@ impl Dealings {
     }
 }
 
-/// Every session's attributes in one arena, `width` values per row: a
-/// session costs exactly its attributes, with no header or heap block of
-/// its own (10^7 sessions of a `batch` live at once).
+/// Every session's attributes in one arena, `width` values per row (the
+/// columns of the slots the program reads, `Code::columns`): a session
+/// costs exactly what it reads, with no header or heap block of its own
+/// (10^7 sessions of a `batch` live at once).
 #[derive(Resource, Clone, Debug)]
 pub struct AttrRows {
     width: usize,
+    rows: usize,
     values: Vec<f64>,
 }
 
@@ -214,6 +216,7 @@ impl AttrRows {
     pub fn new(width: usize) -> AttrRows {
         AttrRows {
             width,
+            rows: 0,
             values: Vec::new(),
         }
     }
@@ -225,14 +228,15 @@ impl AttrRows {
 
     /// A new row, all zeros; rows are handed out in order.
     pub fn push_row(&mut self) -> u32 {
-        let row = self.values.len() / self.width.max(1);
+        let row = self.rows;
+        self.rows += 1;
         self.values.resize(self.values.len() + self.width, 0.0);
         row as u32
     }
 
     /// Rows handed out so far.
     pub fn rows(&self) -> usize {
-        self.values.len().checked_div(self.width).unwrap_or(0)
+        self.rows
     }
 
     /// The attributes of row `row`.
@@ -240,6 +244,13 @@ impl AttrRows {
     pub fn of(&self, row: u32) -> &[f64] {
         let at = row as usize * self.width;
         &self.values[at..at + self.width]
+    }
+
+    /// Column `column` of row `row`, to change (`None` beyond the row: a
+    /// slot nothing reads).
+    #[inline]
+    pub fn get_mut(&mut self, row: u32, column: usize) -> Option<&mut f64> {
+        self.of_mut(row).get_mut(column)
     }
 
     /// The attributes of row `row`, to change.
