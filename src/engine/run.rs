@@ -23,7 +23,7 @@ use super::arrive::{arrive, create_session, renewal_gap};
 use super::budget::refresh_budget_left;
 use super::code::Code;
 use super::end_flow::end_flow;
-use super::end_job::{end_job, end_ps_job};
+use super::end_job::{end_delay_job, end_job, end_ps_job};
 use super::end_lease::end_lease;
 use super::events::{EventKind, EventQueue};
 use super::flow::Flows;
@@ -293,6 +293,7 @@ pub fn run(
                     EventKind::Arrival => arrive(code, &mut sim)?,
                     EventKind::Warmup => {}
                     EventKind::JobEnd(stage, slot) => end_job(&mut sim, stage, slot)?,
+                    EventKind::DelayEnd(stage) => end_delay_job(&mut sim, stage)?,
                     EventKind::PsEnd(stage, generation) => end_ps_job(&mut sim, stage, generation)?,
                     EventKind::FlowEnd(generation) => end_flow(&mut sim, generation)?,
                     EventKind::LeaseEnd(e, id) => end_lease(code, &mut sim, e, id)?,
@@ -381,7 +382,7 @@ pub fn verdict(world: &mut World, schedule: &mut Schedule) -> Result<(), RunErro
 mod sizes {
     use crate::engine::events::Event;
     use crate::engine::session::{Continuation, Dealings, Draws, Life};
-    use crate::engine::stage::Job;
+    use crate::engine::stage::DelayJob;
 
     #[test]
     fn a_live_session_costs_what_docs_development_md_says() {
@@ -392,10 +393,10 @@ mod sizes {
             ("draws", size_of::<Draws>()),
             ("life", size_of::<Life>()),
             ("dealings", size_of::<Dealings>()),
-            ("job", size_of::<Option<Job>>()),
+            ("delay job", size_of::<DelayJob>()),
             ("event", size_of::<Event>()),
         ];
         eprintln!("{sizes:?}");
-        assert_eq!(sizes.map(|(_, n)| n), [32, 16, 32, 8, 40, 40], "{sizes:?}");
+        assert_eq!(sizes.map(|(_, n)| n), [32, 16, 32, 8, 32, 40], "{sizes:?}");
     }
 }
