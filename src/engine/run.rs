@@ -191,15 +191,31 @@ pub fn run(
         }
         _ => 1,
     };
+    // Every resource and schedule exists before the sessions: a resource
+    // is an entity, and one created after 10^7 session entities would get
+    // a sparse index of 4 bytes for each of them.
+    let check = options.check_invariants;
+    let mut checks = Schedule::default();
+    checks.add_systems(check_invariants);
+    let mut report = Schedule::default();
+    report.add_systems(fill_report);
+    world.insert_resource(End(f64::NAN));
+    world.insert_resource(Output::default());
+    world.insert_resource(Verdict(Ok(())));
+    for schedule in [&mut checks, &mut report] {
+        schedule.initialize(&mut world).map_err(|e| RunError {
+            message: format!("internal: a batch schedule does not build: {e}"),
+            at: None,
+            session: None,
+            time: 0.0,
+        })?;
+    }
     spawn_sessions(&mut world, initial);
     if options.provenance {
         world.resource_mut::<Observed>().provenance =
             Some(vec![Default::default(); prog.observes.len()]);
     }
     let mut state: SystemState<(Res<Code>, SimParam)> = SystemState::new(&mut world);
-    let check = options.check_invariants;
-    let mut checks = Schedule::default();
-    checks.add_systems(check_invariants);
     {
         let (code, sim) = state
             .get_mut(&mut world)
@@ -360,13 +376,10 @@ pub fn run(
         live,
     };
     world.insert_resource(End(end));
-    world.insert_resource(Output::default());
-    let mut report = Schedule::default();
-    report.add_systems(fill_report);
     report.run(&mut world);
     let report = world
-        .remove_resource::<Output>()
-        .and_then(|o| o.0)
+        .get_resource_mut::<Output>()
+        .and_then(|mut o| o.0.take())
         .ok_or_else(|| super::sim::lost("report", end))?;
     Ok((report, counts))
 }
@@ -375,7 +388,9 @@ pub fn run(
 pub fn verdict(world: &mut World, schedule: &mut Schedule) -> Result<(), RunError> {
     world.insert_resource(Verdict(Ok(())));
     schedule.run(world);
-    world.remove_resource::<Verdict>().map_or(Ok(()), |v| v.0)
+    world
+        .get_resource_mut::<Verdict>()
+        .map_or(Ok(()), |mut v| std::mem::replace(&mut v.0, Ok(())))
 }
 
 #[cfg(test)]
