@@ -112,27 +112,52 @@ pub fn build(program: &ValidProgram) -> World {
     world
 }
 
+/// Batches at least this large are spawned entity by entity, the last
+/// first ([`spawn_sessions`]); smaller ones in one `spawn_batch`.
+const GROWN_BATCH: usize = 1 << 16;
+
+/// A vacant session's components.
+fn vacant_session(row: u32) -> (Continuation, Draws, Life, Dealings) {
+    (
+        Continuation::default(),
+        Draws(Stream::new()),
+        Life {
+            serial: 0,
+            steps_at: f64::NAN,
+            steps: 0,
+            row,
+            live: false,
+        },
+        Dealings::default(),
+    )
+}
+
 /// Spawns `n` vacant session entities, each with an attribute row.
+///
+/// bevy's entity index fills its whole capacity with records whenever it
+/// grows, so a large batch spawned onto a doubling index touches up to
+/// twice the records it needs (24 bytes an entity: 160 MB at 10^7). A
+/// large batch therefore allocates its entities, spawns the last of them
+/// first (the index grows once, to exactly the batch) and then the others
+/// in order.
 pub fn spawn_sessions(world: &mut World, n: usize) {
     let mut attrs = world.resource_mut::<AttrRows>();
     attrs.reserve_rows(n);
     let rows: Vec<u32> = (0..n).map(|_| attrs.push_row()).collect();
-    let spawned: Vec<Entity> = world
-        .spawn_batch(rows.into_iter().map(|row| {
-            (
-                Continuation::default(),
-                Draws(Stream::new()),
-                Life {
-                    serial: 0,
-                    steps_at: f64::NAN,
-                    steps: 0,
-                    row,
-                    live: false,
-                },
-                Dealings::default(),
-            )
-        }))
-        .collect();
+    let spawned: Vec<Entity> = match u32::try_from(n) {
+        Ok(count) if n >= GROWN_BATCH => {
+            let ids: Vec<Entity> = world.entity_allocator().alloc_many(count).collect();
+            let mut order = ids.len().checked_sub(1).into_iter().chain(0..n - 1);
+            // Spawning an allocated entity fails only for one that exists.
+            if order.any(|i| world.spawn_at(ids[i], vacant_session(rows[i])).is_err()) {
+                unreachable!("a freshly allocated entity is vacant");
+            }
+            ids
+        }
+        _ => world
+            .spawn_batch(rows.into_iter().map(vacant_session))
+            .collect(),
+    };
     // Popped from the back: the first spawned is taken first.
     world
         .resource_mut::<Vacant>()
@@ -211,6 +236,11 @@ pub fn run(
         })?;
     }
     spawn_sessions(&mut world, initial);
+    if initial > 1 {
+        // Every batch session is ready at once: an exact queue wraps onto
+        // the pages it has touched, not onto the slack of a doubled one.
+        world.resource_mut::<Ready>().0.reserve_exact(initial);
+    }
     if options.provenance {
         world.resource_mut::<Observed>().provenance =
             Some(vec![Default::default(); prog.observes.len()]);
