@@ -75,7 +75,7 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
         )));
     }
     let now = sim.clock.now;
-    let Some(e) = sim.vacant.0.pop() else {
+    let Some(e) = sim.vacant.pop() else {
         return Err(lost("vacant session", now));
     };
     let prog = &code.program;
@@ -95,7 +95,6 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     life.serial = serial;
     life.steps = 0;
     life.steps_at = f64::NAN;
-    life.live = true;
     let row = life.row;
     let attrs = sim.attrs.of_mut(row);
     attrs.fill(0.0);

@@ -126,7 +126,6 @@ fn vacant_session(row: u32) -> (Continuation, Draws, Life, Dealings) {
             steps_at: f64::NAN,
             steps: 0,
             row,
-            live: false,
         },
         Dealings::default(),
     )
@@ -158,11 +157,7 @@ pub fn spawn_sessions(world: &mut World, n: usize) {
             .spawn_batch(rows.into_iter().map(vacant_session))
             .collect(),
     };
-    // Popped from the back: the first spawned is taken first.
-    world
-        .resource_mut::<Vacant>()
-        .0
-        .extend(spawned.into_iter().rev());
+    world.resource_mut::<Vacant>().extend_fresh(spawned);
 }
 
 /// Whether the `arrivals` drain is complete.
@@ -306,7 +301,7 @@ pub fn run(
             let code = &*code;
             let stop_at = sim.events.taken + if check { 1 } else { STRETCH };
             loop {
-                if sim.vacant.0.is_empty() {
+                if sim.vacant.is_empty() {
                     break Pause::NeedSessions;
                 }
                 if sim.events.taken >= stop_at {
@@ -395,9 +390,9 @@ pub fn run(
         }
     }
     let live = world
-        .query::<&Life>()
+        .query::<&Continuation>()
         .iter(&world)
-        .filter(|l| l.live)
+        .filter(|c| c.live())
         .count() as u64;
     let census = world.resource::<Census>();
     let counts = SessionCounts {
@@ -442,6 +437,6 @@ mod sizes {
             ("event", size_of::<Event>()),
         ];
         eprintln!("{sizes:?}");
-        assert_eq!(sizes.map(|(_, n)| n), [32, 16, 32, 8, 32, 40], "{sizes:?}");
+        assert_eq!(sizes.map(|(_, n)| n), [32, 16, 24, 8, 32, 40], "{sizes:?}");
     }
 }

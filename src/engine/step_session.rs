@@ -183,7 +183,6 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
     };
     loop {
         let Some(frame) = frames.last_mut() else {
-            life.live = false;
             return Ok(Stop::End(life.serial));
         };
         let block = &code.blocks[frame.block as usize];
@@ -202,7 +201,6 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
                 }
                 FrameKind::Top => {
                     frames.clear();
-                    life.live = false;
                     return Ok(Stop::End(life.serial));
                 }
             }
@@ -275,7 +273,6 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
             }
             Stmt::End => {
                 frames.clear();
-                life.live = false;
                 return Ok(Stop::End(life.serial));
             }
             _ => return Ok(Stop::Wide(at.0, at.1)),
