@@ -300,7 +300,7 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
         // `cached` := the most consumed over the hold's pools.
         let most = consumed.iter().copied().fold(0.0, f64::max);
         if let Ok((_, _, life)) = sim.store.sessions.get(e)
-            && let Some(a) = sim.attrs.of_mut(life.row).get_mut(SLOT_CACHED)
+            && let Some(a) = sim.attrs.get_mut(life.row, code.column(SLOT_CACHED))
         {
             *a = most;
         }

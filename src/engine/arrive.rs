@@ -75,7 +75,7 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
         )));
     }
     let now = sim.clock.now;
-    let Some(e) = sim.vacant.0.pop() else {
+    let Some(e) = sim.vacant.pop() else {
         return Err(lost("vacant session", now));
     };
     let prog = &code.program;
@@ -91,15 +91,14 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
         pc: 0,
         kind: FrameKind::Top,
     });
-    draws.0.reset(prog.seed, Purpose::Session(serial));
+    draws.0.reset();
     life.serial = serial;
     life.steps = 0;
     life.steps_at = f64::NAN;
-    life.live = true;
     let row = life.row;
     let attrs = sim.attrs.of_mut(row);
     attrs.fill(0.0);
-    if let Some(a) = attrs.get_mut(ir::SLOT_SERIAL) {
+    if let Some(a) = attrs.get_mut(code.column(ir::SLOT_SERIAL)) {
         *a = serial as f64;
     }
     sim.census.live += 1;
@@ -141,8 +140,7 @@ pub fn run_workload_block(
         return Err(lost("session", now));
     };
     let (serial, row) = (life.serial, life.row);
-    let seed = code.program.seed;
-    sim.streams.turn.reset(seed, Purpose::Turn { serial, turn });
+    sim.streams.turn.reset(Purpose::Turn { serial, turn });
     for (i, stmt) in stmts.iter().enumerate() {
         let (target, x, is_set) = match stmt {
             Stmt::Set(t, x) => (*t, x, true),

@@ -325,7 +325,16 @@ pub struct Code {
     /// `est_rho`, `est_wait`, `price`): without one, completions need not
     /// update them.
     pub estimates: bool,
+    /// Each attribute slot's column in a session's row ([`NO_COLUMN`] for
+    /// a slot nothing reads: its writes are dropped). The compiled forms
+    /// name columns, not slots.
+    pub columns: Vec<u32>,
+    /// The columns of a row: the slots something reads.
+    pub width: usize,
 }
+
+/// The column of a slot that nothing reads (a row's `get` of it is `None`).
+pub const NO_COLUMN: u32 = u32::MAX;
 
 impl Code {
     /// Compiles every expression and statement of `program`.
@@ -420,7 +429,7 @@ impl Code {
             }
         }
         let estimates = program.exprs().into_iter().any(reads_estimates);
-        Code {
+        let mut code = Code {
             program,
             blocks,
             capacity,
@@ -430,6 +439,180 @@ impl Code {
             caching,
             admits,
             estimates,
+            columns: Vec::new(),
+            width: 0,
+        };
+        code.keep_read_columns();
+        code
+    }
+
+    /// The column of attribute slot `slot` (beyond the row when nothing
+    /// reads it, so a row's `get` of it is `None`).
+    #[inline]
+    pub fn column(&self, slot: usize) -> usize {
+        // NO_COLUMN is beyond every row's width too.
+        self.columns.get(slot).map_or(usize::MAX, |&c| c as usize)
+    }
+
+    /// Gives a column only to the slots something reads: an expression, a
+    /// `choose` (its candidates are set and read by its keys), the `turn`
+    /// counter when a `turn;` runs or a `set` writes it (the engine reads
+    /// it). A `batch(10^7)` of a program that reads no attribute then
+    /// carries no row at all; what is written and never read is dropped.
+    fn keep_read_columns(&mut self) {
+        let mut read = vec![false; self.program.attrs.len()];
+        let mut turn = false;
+        self.slots(&mut |slot, access| match access {
+            Access::Read => read[*slot as usize] = true,
+            Access::Write => turn |= *slot as usize == ir::SLOT_TURN,
+        });
+        turn |= self
+            .blocks
+            .iter()
+            .flatten()
+            .any(|s| matches!(s, Stmt::Turn));
+        if let Some(t) = read.get_mut(ir::SLOT_TURN) {
+            *t |= turn;
+        }
+        let mut width = 0;
+        let columns: Vec<u32> = read
+            .iter()
+            .map(|&r| {
+                if r {
+                    width += 1;
+                    width - 1
+                } else {
+                    NO_COLUMN
+                }
+            })
+            .collect();
+        self.slots(&mut |slot, _| *slot = columns[*slot as usize]);
+        self.columns = columns;
+        self.width = width as usize;
+    }
+
+    /// Calls `f` on every attribute slot of the compiled forms.
+    fn slots(&mut self, f: &mut dyn FnMut(&mut u32, Access)) {
+        for s in self.blocks.iter_mut().flatten() {
+            s.slots(f);
+        }
+        for e in self.capacity.iter_mut().flatten() {
+            e.slots(f);
+        }
+        if let Some(e) = &mut self.renewal {
+            e.slots(f);
+        }
+        for step in self.steps.iter_mut().flatten() {
+            step.budget.slots(f);
+            step.cost.slots(f);
+            step.chunk.slots(f);
+            step.keys.iter_mut().for_each(|k| k.slots(f));
+        }
+        for pool in &mut self.pools {
+            pool.evict.iter_mut().flatten().for_each(|k| k.slots(f));
+            pool.queue.iter_mut().flatten().for_each(|k| k.slots(f));
+            if let Some(spill) = &mut pool.spill {
+                spill.work.slots(f);
+                spill.when.slots(f);
+            }
+        }
+    }
+}
+
+/// How a compiled form uses an attribute slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    /// Its value is read.
+    Read,
+    /// It is only written.
+    Write,
+}
+
+impl Stmt {
+    fn slots(&mut self, f: &mut dyn FnMut(&mut u32, Access)) {
+        match self {
+            Stmt::Set(target, x) => {
+                f(target, Access::Write);
+                x.slots(f);
+            }
+            Stmt::Observe(_, x) | Stmt::Branch(x, ..) => x.slots(f),
+            Stmt::Turn | Stmt::End | Stmt::Loop(_) => {}
+            Stmt::Hold {
+                pools,
+                lease,
+                reuse,
+                cache,
+                ..
+            } => {
+                for p in pools.iter_mut() {
+                    p.pool.slots(f);
+                    p.units.slots(f);
+                    if let Some(r) = &mut p.reserve {
+                        r.slots(f);
+                    }
+                }
+                if let Some((_, x)) = lease {
+                    x.slots(f);
+                }
+                for x in [reuse, cache].into_iter().flatten() {
+                    x.slots(f);
+                }
+            }
+            Stmt::Grow(m, x) | Stmt::Load(m, x) => {
+                m.slots(f);
+                x.slots(f);
+            }
+            Stmt::Release(m) | Stmt::Drop(m) => m.slots(f),
+            Stmt::Run {
+                stage,
+                work,
+                also,
+                growing,
+                ..
+            } => {
+                stage.slots(f);
+                work.slots(f);
+                also.iter_mut().for_each(|m| m.slots(f));
+                if let Some(m) = growing {
+                    m.slots(f);
+                }
+            }
+            Stmt::Choose { var, count, key } => {
+                f(var, Access::Read);
+                count.slots(f);
+                key.iter_mut().for_each(|k| k.slots(f));
+            }
+        }
+    }
+}
+
+impl Member {
+    fn slots(&mut self, f: &mut dyn FnMut(&mut u32, Access)) {
+        if let Some(x) = &mut self.index {
+            x.slots(f);
+        }
+    }
+}
+
+impl Expr {
+    fn slots(&mut self, f: &mut dyn FnMut(&mut u32, Access)) {
+        match self {
+            Expr::Num(_) | Expr::Now | Expr::Draw(..) | Expr::Observe(..) => {}
+            Expr::Attr(slot) | Expr::ObserveAttr(_, _, _, slot) => f(slot, Access::Read),
+            Expr::Binary(_, a, b) => {
+                for l in [a, b] {
+                    if let Leaf::Attr(slot) = l {
+                        f(slot, Access::Read);
+                    }
+                }
+            }
+            Expr::Ops(ops) => {
+                for op in ops.iter_mut() {
+                    if let Op::Attr(slot) = op {
+                        f(slot, Access::Read);
+                    }
+                }
+            }
         }
     }
 }
@@ -716,8 +899,41 @@ mod tests {
         let Stmt::Choose { key, .. } = &code.blocks[2][0] else {
             panic!("{:?}", code.blocks[2]);
         };
-        // `i` is the first user attribute (slot 9, after the nine built-ins).
-        assert_eq!(key[0], Expr::ObserveAttr(Observable::Queue, 0, 4, 9));
+        // `i` is the first user attribute (slot 9, after the nine
+        // built-ins) and the only one read: column 0.
+        assert_eq!(code.column(9), 0);
+        assert_eq!(code.width, 1);
+        assert_eq!(key[0], Expr::ObserveAttr(Observable::Queue, 0, 4, 0));
         assert_eq!(key[1], Expr::Draw(Dist::Uniform, 0.0, 1.0));
+    }
+
+    #[test]
+    fn a_row_has_columns_only_for_the_slots_something_reads() {
+        let code = compiled(
+            "stage S : delay; workload { arrive batch(1); }
+             session { set a = 1; set b = a + serial; choose j in 2 by (~uniform(0, 1));
+                       run S (1); }
+             run { horizon 5; }",
+        );
+        // Read: `serial` (slot 1, by `b`'s expression), `a` (slot 9) and the
+        // `choose` candidate `j` (slot 11); `b` (slot 10) is only written.
+        // In slot order: serial 0, a 1, j 2.
+        assert_eq!(code.width, 3);
+        assert_eq!(
+            [1, 9, 10, 11].map(|s| code.column(s)),
+            [0, 1, NO_COLUMN as usize, 2]
+        );
+        assert_eq!(code.column(ir::SLOT_TURN), NO_COLUMN as usize);
+        let Stmt::Set(target, _) = &code.blocks[2][1] else {
+            panic!("{:?}", code.blocks[2]);
+        };
+        assert_eq!(*target, NO_COLUMN);
+        // A `turn;` keeps the turn counter: the engine reads it.
+        let code = compiled(
+            "stage S : delay; workload { arrive batch(1); }
+             session { turn; run S (1); }
+             run { horizon 5; }",
+        );
+        assert_eq!((code.width, code.column(ir::SLOT_TURN)), (1, 0));
     }
 }

@@ -1,5 +1,6 @@
-//! `end_job`: a delay or fifo job's finish event, and a ps stage's one
-//! finish event: the job leaves and its session is ready.
+//! `end_job`: a fifo job's finish event, a delay stage's earliest job's,
+//! and a ps stage's one finish event: the job leaves and its session is
+//! ready.
 //!
 //! Invariant: a ps finish whose generation is not the stage's current one
 //! is stale and does nothing (it still counts as an event).
@@ -8,9 +9,9 @@ use bevy_ecs::prelude::*;
 
 use super::interface::RunError;
 use super::sim::{Sim, lost};
-use super::stage::{finish_job, finish_ps};
+use super::stage::{finish_delay_job, finish_job, finish_ps};
 
-/// The finish event of job `slot` at delay or fifo stage `stage`.
+/// The finish event of job `slot` at fifo stage `stage`.
 pub fn end_job(sim: &mut Sim, stage: u32, slot: u32) -> Result<(), RunError> {
     let now = sim.clock.now;
     let s = stage as usize;
@@ -25,6 +26,22 @@ pub fn end_job(sim: &mut Sim, stage: u32, slot: u32) -> Result<(), RunError> {
         slot,
         sim.events,
     ) && e != Entity::PLACEHOLDER
+    {
+        sim.ready.0.push_back(e);
+    }
+    Ok(())
+}
+
+/// The finish event of delay stage `stage`'s earliest job.
+pub fn end_delay_job(sim: &mut Sim, stage: u32) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let s = stage as usize;
+    let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
+        return Err(lost("stage", now));
+    };
+    // A spill's job has no session waiting for it.
+    if let Some(e) = finish_delay_job(s, (&mut service, &mut stats), sim.load, now, sim.events)
+        && e != Entity::PLACEHOLDER
     {
         sim.ready.0.push_back(e);
     }

@@ -15,7 +15,7 @@ use super::sim::Sim;
 /// The lease `id` of session `e` ends now.
 pub fn end_lease(code: &Code, sim: &mut Sim, e: Entity, id: u64) -> Result<(), RunError> {
     match sim.store.sessions.get(e) {
-        Ok((_, _, life)) if life.live => {}
+        Ok((cont, _, _)) if cont.live() => {}
         _ => return Ok(()),
     }
     let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {

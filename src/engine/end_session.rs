@@ -26,11 +26,11 @@ pub const LIVELOCK: u64 = 1_000_000;
 /// Ends session `e`: returns what it holds, then retires it.
 pub fn end_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     let now = sim.clock.now;
-    let Ok((mut cont, _, mut life)) = sim.store.sessions.get_mut(e) else {
+    let Ok((mut cont, _, life)) = sim.store.sessions.get_mut(e) else {
         return Err(lost("session", now));
     };
+    // An empty continuation is an ended session.
     cont.0.clear();
-    life.live = false;
     let serial = life.serial;
     end_closed_session(code, sim, e, serial)
 }
@@ -101,7 +101,7 @@ fn retire_session(code: &Code, sim: &mut Sim, e: Entity, serial: u64) -> Result<
     census.ended_total += 1;
     census.live -= 1;
     census.live_changed(now);
-    sim.vacant.0.push(e);
+    sim.vacant.push(e);
     if let Arrival::Closed(_) = prog.arrival {
         let census = &mut *sim.census;
         if census.replacements.0 != now {

@@ -16,7 +16,7 @@ use smallvec::SmallVec;
 use super::code::{CTX_COUNT, Expr, Leaf, Member, Observable, Op};
 use super::kv::KvPools;
 use super::pool::PoolLevels;
-use super::rng::{FirstDraws, Stream};
+use super::rng::{FirstDraws, Purpose, Stream};
 use super::stage::StageLoad;
 use crate::ir::{Dist, truth};
 
@@ -49,6 +49,8 @@ pub struct Cx<'a> {
     pub attrs: &'a [Cell<f64>],
     /// The stream draws come from.
     pub rng: &'a mut Stream,
+    /// What that stream is for.
+    pub purpose: Purpose,
     /// The shared first draws of per-session streams.
     pub first: &'a mut FirstDraws,
     /// Every stage member's jobs present and in service.
@@ -118,7 +120,7 @@ impl Cx<'_> {
     /// A uniform draw in [0, 1) from the evaluation site's stream.
     #[inline]
     fn uniform(&mut self) -> f64 {
-        self.rng.uniform(self.first)
+        self.rng.uniform(self.purpose, self.first)
     }
 
     #[inline]

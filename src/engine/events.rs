@@ -19,8 +19,10 @@ pub enum EventKind {
     Arrival,
     /// The warm-up marker (does nothing; counts as an event).
     Warmup,
-    /// A delay or fifo job ends: (stage, job slot).
+    /// A fifo job ends: (stage, job slot).
     JobEnd(u32, u32),
+    /// The earliest job of a delay stage ends: (stage).
+    DelayEnd(u32),
     /// The one pending finish of a ps stage: (stage, generation).
     PsEnd(u32, u64),
     /// The one pending finish of the flow system: (generation).
@@ -89,8 +91,21 @@ impl EventQueue {
     /// never comes, so nothing is stored (the sequence counter still moves,
     /// which keeps the order of the others unchanged).
     pub fn schedule(&mut self, time: f64, kind: EventKind) {
+        let seq = self.take_seq();
+        self.schedule_taken(time, seq, kind);
+    }
+
+    /// Takes the next sequence number, for an event scheduled later (a
+    /// delay job's, when it becomes its stage's earliest).
+    pub fn take_seq(&mut self) -> u64 {
         let seq = self.seq;
         self.seq += 1;
+        seq
+    }
+
+    /// Schedules `kind` at `time` with `seq`, taken earlier by
+    /// [`EventQueue::take_seq`]; as [`EventQueue::schedule`] otherwise.
+    pub fn schedule_taken(&mut self, time: f64, seq: u64, kind: EventKind) {
         if time <= self.horizon {
             self.heap.push(Event { time, seq, kind });
         }

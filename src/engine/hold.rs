@@ -178,7 +178,7 @@ fn completed(code: &Code, sim: &mut Sim, e: Entity, hold: &HoldFrame) -> Result<
         return Err(lost("session", now));
     };
     let (row, serial) = (life.row, life.serial);
-    if let Some(c) = sim.attrs.of_mut(row).get_mut(ir::SLOT_COMPUTED) {
+    if let Some(c) = sim.attrs.get_mut(row, code.column(ir::SLOT_COMPUTED)) {
         *c = 0.0;
     }
     if code.pools.iter().any(|p| p.lifo) {

@@ -15,7 +15,7 @@ use super::interface::RunError;
 use super::kv::KvPools;
 use super::pool::PoolLevels;
 use super::resources::{Census, Clock, Members};
-use super::session::{Dealings, Life, Vacant};
+use super::session::{Continuation, Dealings, Vacant};
 use super::stage::Service;
 
 /// Relative tolerance of a sum against a capacity: rates and units are sums
@@ -52,7 +52,7 @@ pub fn check_invariants(
     census: Res<Census>,
     vacant: Res<Vacant>,
     services: Query<&Service>,
-    sessions: Query<&Life>,
+    sessions: Query<&Continuation>,
     flow_of: Query<&FlowOf>,
     mut verdict: ResMut<Verdict>,
 ) {
@@ -148,7 +148,7 @@ pub fn check_invariants(
             .get(&id)
             .and_then(|&f| flow_of.get(f).ok())
             .and_then(|f| sessions.get(f.session).ok())
-            .is_some_and(|l| l.live);
+            .is_some_and(Continuation::live);
         if !named {
             verdict.0 =
                 error("invariant broken: a flow's entity does not name a live session".to_string());
@@ -168,9 +168,9 @@ pub fn check_invariants(
         }
     }
     let (created, ended, live) = (census.next_serial, census.ended_total, census.live);
-    let counted = sessions.iter().filter(|l| l.live).count() as u64;
+    let counted = sessions.iter().filter(|c| c.live()).count() as u64;
     let entities = sessions.iter().count() as u64;
-    let slots = entities - vacant.0.len() as u64;
+    let slots = entities - vacant.len() as u64;
     if created.checked_sub(ended) != Some(live) || slots != live || counted != live {
         verdict.0 = error(format!(
             "invariant broken: {created} sessions created and {ended} ended, \
@@ -235,7 +235,7 @@ mod tests {
         );
         spawn_sessions(&mut world, 2);
         verdict(&mut world, &mut checks).expect("2 vacant, 0 live");
-        world.resource_mut::<Vacant>().0.pop();
+        world.resource_mut::<Vacant>().pop();
         let e = verdict(&mut world, &mut checks).expect_err("1 entity in use, 0 live");
         assert!(
             e.message.contains("invariant") && e.message.contains("1 session entities"),
@@ -278,7 +278,12 @@ mod tests {
              session { run e prefill (10); } run { horizon 5; }",
         );
         spawn_sessions(&mut world, 1);
-        let session = world.resource::<Vacant>().0[0];
+        let session = {
+            let mut vacant = world.resource_mut::<Vacant>();
+            let session = vacant.pop().expect("one spawned");
+            vacant.push(session);
+            session
+        };
         let e = world.resource::<crate::engine::resources::Members>().stages[0];
         {
             let mut service = world.get_mut::<Service>(e).expect("stage e");

@@ -269,7 +269,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
             None => break,
         }
     }
-    if let Some(c) = sim.attrs.of_mut(row).get_mut(ir::SLOT_COMPUTED) {
+    if let Some(c) = sim.attrs.get_mut(row, code.column(ir::SLOT_COMPUTED)) {
         *c = position;
     }
     // Back at the head of the first pool's queue.

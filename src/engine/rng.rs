@@ -123,75 +123,100 @@ impl FirstDraws {
     }
 }
 
-/// One random stream.
+/// `Stream::drawn` once the stream's own generator is current.
+const CURRENT: u32 = u32::MAX;
+
+/// One random stream's state: how far it has drawn, and its own generator
+/// once built. What it is for (its [`Purpose`]) and the run's seed (in
+/// [`FirstDraws`]) are given at each draw, not kept: a session's purpose
+/// is a function of its serial, so 10^7 live sessions carry 16 bytes of
+/// stream each.
 ///
 /// Its own generator (320 bytes) is boxed: most sessions never build one,
 /// and 10^7 live sessions must not carry it inline. A reset keeps the box
-/// (`rng_is_current` false), so a reused session slot allocates nothing.
-#[derive(Clone, Debug)]
+/// (no longer current), so a reused session slot allocates nothing.
+#[derive(Clone, Debug, Default)]
 pub struct Stream {
-    seed: u64,
-    purpose: Purpose,
-    drawn: u64,
     rng: Option<Box<ChaCha8Rng>>,
-    rng_is_current: bool,
+    /// Draws taken before the own generator became current, or [`CURRENT`].
+    drawn: u32,
 }
 
 impl Stream {
-    /// The stream for `purpose` under `seed` (nothing is computed yet).
-    pub fn new(seed: u64, purpose: Purpose) -> Stream {
-        Stream {
-            seed,
-            purpose,
-            drawn: 0,
-            rng: None,
-            rng_is_current: false,
-        }
+    /// A stream at its first draw (nothing is computed yet).
+    pub fn new() -> Stream {
+        Stream::default()
     }
 
-    /// Re-targets this stream to another purpose, from its first draw.
-    pub fn reset(&mut self, seed: u64, purpose: Purpose) {
-        self.seed = seed;
-        self.purpose = purpose;
+    /// Back to the first draw, for another purpose (the box is kept).
+    pub fn reset(&mut self) {
         self.drawn = 0;
-        self.rng_is_current = false;
+    }
+
+    /// A uniform draw in [0, 1) of the stream for `purpose` under the
+    /// seed of `first`; the same purpose at every draw of one stream.
+    #[inline]
+    pub fn uniform(&mut self, purpose: Purpose, first: &mut FirstDraws) -> f64 {
+        // Once its own generator is current, every draw comes from it (a
+        // per-session stream builds it at draw FIRST, the others at 0):
+        // the path of a `choose` over a thousand members.
+        if self.drawn == CURRENT
+            && let Some(rng) = &mut self.rng
+        {
+            return rng.random::<f64>();
+        }
+        self.uniform_first(purpose, first)
+    }
+
+    /// A draw before the stream's own generator is current.
+    #[inline(never)]
+    fn uniform_first(&mut self, purpose: Purpose, first: &mut FirstDraws) -> f64 {
+        let i = u64::from(self.drawn);
+        let (domain, stream) = purpose.key();
+        if purpose.is_per_session() && i < FIRST {
+            self.drawn += 1;
+            return first.draw(domain, stream, i);
+        }
+        let fresh = generator(first.seed, domain, stream);
+        self.drawn = CURRENT;
+        let rng = match &mut self.rng {
+            Some(rng) => {
+                **rng = fresh;
+                rng
+            }
+            None => self.rng.insert(Box::new(fresh)),
+        };
+        rng.random::<f64>()
+    }
+}
+
+/// A run-wide stream with what it is for.
+#[derive(Clone, Debug)]
+pub struct KeyedStream {
+    /// What it is for.
+    pub purpose: Purpose,
+    /// Its state.
+    pub stream: Stream,
+}
+
+impl KeyedStream {
+    fn new(purpose: Purpose) -> KeyedStream {
+        KeyedStream {
+            purpose,
+            stream: Stream::new(),
+        }
     }
 
     /// A uniform draw in [0, 1).
     #[inline]
     pub fn uniform(&mut self, first: &mut FirstDraws) -> f64 {
-        // Once its own generator is current, every draw comes from it (a
-        // per-session stream builds it at draw FIRST, the others at 0):
-        // the path of a `choose` over a thousand members.
-        if self.rng_is_current
-            && let Some(rng) = &mut self.rng
-        {
-            return rng.random::<f64>();
-        }
-        self.uniform_first(first)
+        self.stream.uniform(self.purpose, first)
     }
 
-    /// A draw before the stream's own generator is current.
-    #[inline(never)]
-    fn uniform_first(&mut self, first: &mut FirstDraws) -> f64 {
-        let i = self.drawn;
-        self.drawn += 1;
-        let (domain, stream) = self.purpose.key();
-        if self.purpose.is_per_session() && i < FIRST {
-            return first.draw(domain, stream, i);
-        }
-        if !self.rng_is_current {
-            let fresh = generator(self.seed, domain, stream);
-            match &mut self.rng {
-                Some(rng) => **rng = fresh,
-                None => self.rng = Some(Box::new(fresh)),
-            }
-            self.rng_is_current = true;
-        }
-        match &mut self.rng {
-            Some(rng) => rng.random::<f64>(),
-            None => unreachable!("the generator was just built"),
-        }
+    /// Re-targets it to `purpose`, from its first draw.
+    pub fn reset(&mut self, purpose: Purpose) {
+        self.purpose = purpose;
+        self.stream.reset();
     }
 }
 
@@ -199,27 +224,27 @@ impl Stream {
 #[derive(Resource, Clone, Debug)]
 pub struct Streams {
     /// Poisson gaps and renewal gap expressions.
-    pub arrival: Stream,
+    pub arrival: KeyedStream,
     /// ps capacity expressions.
-    pub machine: Stream,
+    pub machine: KeyedStream,
     /// The stream of the `init` or `turn` block running now (re-targeted
     /// for each, so its generator's box is reused).
-    pub turn: Stream,
-    /// The shared first draws of per-session streams.
+    pub turn: KeyedStream,
+    /// The shared first draws of per-session streams, and the seed.
     pub first: FirstDraws,
     /// Each session's corpus session in an unordered trace.
-    pub trace: Stream,
+    pub trace: KeyedStream,
 }
 
 impl Streams {
     /// The streams of a run under `seed`.
     pub fn new(seed: u64) -> Streams {
         Streams {
-            arrival: Stream::new(seed, Purpose::Arrivals),
-            machine: Stream::new(seed, Purpose::Machine),
-            turn: Stream::new(seed, Purpose::Machine),
+            arrival: KeyedStream::new(Purpose::Arrivals),
+            machine: KeyedStream::new(Purpose::Machine),
+            turn: KeyedStream::new(Purpose::Machine),
             first: FirstDraws::new(seed),
-            trace: Stream::new(seed, Purpose::Trace),
+            trace: KeyedStream::new(Purpose::Trace),
         }
     }
 }
@@ -229,8 +254,9 @@ mod tests {
     use super::*;
 
     fn draws(seed: u64, purpose: Purpose, n: usize, first: &mut FirstDraws) -> Vec<f64> {
-        let mut s = Stream::new(seed, purpose);
-        (0..n).map(|_| s.uniform(first)).collect()
+        assert_eq!(first.seed, seed);
+        let mut s = Stream::new();
+        (0..n).map(|_| s.uniform(purpose, first)).collect()
     }
 
     #[test]

@@ -23,7 +23,7 @@ use super::arrive::{arrive, create_session, renewal_gap};
 use super::budget::refresh_budget_left;
 use super::code::Code;
 use super::end_flow::end_flow;
-use super::end_job::{end_job, end_ps_job};
+use super::end_job::{end_delay_job, end_job, end_ps_job};
 use super::end_lease::end_lease;
 use super::events::{EventKind, EventQueue};
 use super::flow::Flows;
@@ -36,12 +36,12 @@ use super::pool::{PoolLevels, PoolStats, Waiters, Waiting};
 use super::replay::Replay;
 use super::report::{End, Output, fill_report};
 use super::resources::{Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready};
-use super::rng::{Purpose, Stream, Streams};
+use super::rng::{Stream, Streams};
 use super::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
 use super::settle::settle;
 use super::sim::{Sim, SimParam};
 use super::stage::{Service, StageLoad, StageStats};
-use crate::ir::{self, Arrival, Share, ValidProgram};
+use crate::ir::{Arrival, Share, ValidProgram};
 use crate::report::Report;
 
 /// Events taken in one stretch at most, so deferred commands stay few.
@@ -91,7 +91,7 @@ pub fn build(program: &ValidProgram) -> World {
         turns: 0,
         next_lease: 0,
     });
-    world.insert_resource(AttrRows::new(prog.attrs.len().max(ir::BUILTIN_ATTRS.len())));
+    world.insert_resource(AttrRows::new(code.width));
     world.insert_resource(Vacant::default());
     world.insert_resource(StageLoad::new(prog.stages.len(), code.estimates));
     world.insert_resource(PoolLevels::new(prog.pools.iter().map(|p| p.cap).collect()));
@@ -112,33 +112,52 @@ pub fn build(program: &ValidProgram) -> World {
     world
 }
 
+/// Batches at least this large are spawned entity by entity, the last
+/// first ([`spawn_sessions`]); smaller ones in one `spawn_batch`.
+const GROWN_BATCH: usize = 1 << 16;
+
+/// A vacant session's components.
+fn vacant_session(row: u32) -> (Continuation, Draws, Life, Dealings) {
+    (
+        Continuation::default(),
+        Draws(Stream::new()),
+        Life {
+            serial: 0,
+            steps_at: f64::NAN,
+            steps: 0,
+            row,
+        },
+        Dealings::default(),
+    )
+}
+
 /// Spawns `n` vacant session entities, each with an attribute row.
+///
+/// bevy's entity index fills its whole capacity with records whenever it
+/// grows, so a large batch spawned onto a doubling index touches up to
+/// twice the records it needs (24 bytes an entity: 160 MB at 10^7). A
+/// large batch therefore allocates its entities, spawns the last of them
+/// first (the index grows once, to exactly the batch) and then the others
+/// in order.
 pub fn spawn_sessions(world: &mut World, n: usize) {
-    let seed = world.resource::<Code>().program.seed;
     let mut attrs = world.resource_mut::<AttrRows>();
     attrs.reserve_rows(n);
     let rows: Vec<u32> = (0..n).map(|_| attrs.push_row()).collect();
-    let spawned: Vec<Entity> = world
-        .spawn_batch(rows.into_iter().map(|row| {
-            (
-                Continuation::default(),
-                Draws(Stream::new(seed, Purpose::Session(0))),
-                Life {
-                    serial: 0,
-                    steps_at: f64::NAN,
-                    steps: 0,
-                    row,
-                    live: false,
-                },
-                Dealings::default(),
-            )
-        }))
-        .collect();
-    // Popped from the back: the first spawned is taken first.
-    world
-        .resource_mut::<Vacant>()
-        .0
-        .extend(spawned.into_iter().rev());
+    let spawned: Vec<Entity> = match u32::try_from(n) {
+        Ok(count) if n >= GROWN_BATCH => {
+            let ids: Vec<Entity> = world.entity_allocator().alloc_many(count).collect();
+            let mut order = ids.len().checked_sub(1).into_iter().chain(0..n - 1);
+            // Spawning an allocated entity fails only for one that exists.
+            if order.any(|i| world.spawn_at(ids[i], vacant_session(rows[i])).is_err()) {
+                unreachable!("a freshly allocated entity is vacant");
+            }
+            ids
+        }
+        _ => world
+            .spawn_batch(rows.into_iter().map(vacant_session))
+            .collect(),
+    };
+    world.resource_mut::<Vacant>().extend_fresh(spawned);
 }
 
 /// Whether the `arrivals` drain is complete.
@@ -192,15 +211,36 @@ pub fn run(
         }
         _ => 1,
     };
+    // Every resource and schedule exists before the sessions: a resource
+    // is an entity, and one created after 10^7 session entities would get
+    // a sparse index of 4 bytes for each of them.
+    let check = options.check_invariants;
+    let mut checks = Schedule::default();
+    checks.add_systems(check_invariants);
+    let mut report = Schedule::default();
+    report.add_systems(fill_report);
+    world.insert_resource(End(f64::NAN));
+    world.insert_resource(Output::default());
+    world.insert_resource(Verdict(Ok(())));
+    for schedule in [&mut checks, &mut report] {
+        schedule.initialize(&mut world).map_err(|e| RunError {
+            message: format!("internal: a batch schedule does not build: {e}"),
+            at: None,
+            session: None,
+            time: 0.0,
+        })?;
+    }
     spawn_sessions(&mut world, initial);
+    if initial > 1 {
+        // Every batch session is ready at once: an exact queue wraps onto
+        // the pages it has touched, not onto the slack of a doubled one.
+        world.resource_mut::<Ready>().0.reserve_exact(initial);
+    }
     if options.provenance {
         world.resource_mut::<Observed>().provenance =
             Some(vec![Default::default(); prog.observes.len()]);
     }
     let mut state: SystemState<(Res<Code>, SimParam)> = SystemState::new(&mut world);
-    let check = options.check_invariants;
-    let mut checks = Schedule::default();
-    checks.add_systems(check_invariants);
     {
         let (code, sim) = state
             .get_mut(&mut world)
@@ -261,7 +301,7 @@ pub fn run(
             let code = &*code;
             let stop_at = sim.events.taken + if check { 1 } else { STRETCH };
             loop {
-                if sim.vacant.0.is_empty() {
+                if sim.vacant.is_empty() {
                     break Pause::NeedSessions;
                 }
                 if sim.events.taken >= stop_at {
@@ -294,6 +334,7 @@ pub fn run(
                     EventKind::Arrival => arrive(code, &mut sim)?,
                     EventKind::Warmup => {}
                     EventKind::JobEnd(stage, slot) => end_job(&mut sim, stage, slot)?,
+                    EventKind::DelayEnd(stage) => end_delay_job(&mut sim, stage)?,
                     EventKind::PsEnd(stage, generation) => end_ps_job(&mut sim, stage, generation)?,
                     EventKind::FlowEnd(generation) => end_flow(&mut sim, generation)?,
                     EventKind::LeaseEnd(e, id) => end_lease(code, &mut sim, e, id)?,
@@ -349,9 +390,9 @@ pub fn run(
         }
     }
     let live = world
-        .query::<&Life>()
+        .query::<&Continuation>()
         .iter(&world)
-        .filter(|l| l.live)
+        .filter(|c| c.live())
         .count() as u64;
     let census = world.resource::<Census>();
     let counts = SessionCounts {
@@ -360,13 +401,10 @@ pub fn run(
         live,
     };
     world.insert_resource(End(end));
-    world.insert_resource(Output::default());
-    let mut report = Schedule::default();
-    report.add_systems(fill_report);
     report.run(&mut world);
     let report = world
-        .remove_resource::<Output>()
-        .and_then(|o| o.0)
+        .get_resource_mut::<Output>()
+        .and_then(|mut o| o.0.take())
         .ok_or_else(|| super::sim::lost("report", end))?;
     Ok((report, counts))
 }
@@ -375,14 +413,16 @@ pub fn run(
 pub fn verdict(world: &mut World, schedule: &mut Schedule) -> Result<(), RunError> {
     world.insert_resource(Verdict(Ok(())));
     schedule.run(world);
-    world.remove_resource::<Verdict>().map_or(Ok(()), |v| v.0)
+    world
+        .get_resource_mut::<Verdict>()
+        .map_or(Ok(()), |mut v| std::mem::replace(&mut v.0, Ok(())))
 }
 
 #[cfg(test)]
 mod sizes {
     use crate::engine::events::Event;
     use crate::engine::session::{Continuation, Dealings, Draws, Life};
-    use crate::engine::stage::Job;
+    use crate::engine::stage::DelayJob;
 
     #[test]
     fn a_live_session_costs_what_docs_development_md_says() {
@@ -393,10 +433,10 @@ mod sizes {
             ("draws", size_of::<Draws>()),
             ("life", size_of::<Life>()),
             ("dealings", size_of::<Dealings>()),
-            ("job", size_of::<Option<Job>>()),
+            ("delay job", size_of::<DelayJob>()),
             ("event", size_of::<Event>()),
         ];
         eprintln!("{sizes:?}");
-        assert_eq!(sizes.map(|(_, n)| n), [32, 56, 32, 8, 40, 40], "{sizes:?}");
+        assert_eq!(sizes.map(|(_, n)| n), [32, 16, 24, 8, 32, 40], "{sizes:?}");
     }
 }

@@ -25,6 +25,7 @@ pub type Held = SmallVec<[u32; 4]>;
 
 /// Evaluates `run s [, s2 …] (w);` in a session: its stages, then its
 /// work (checked to be an amount), in the reference's order.
+#[inline]
 pub fn evaluate_run(
     stage: &Member,
     also: &[Member],

@@ -13,6 +13,7 @@
 
 use std::cell::Cell;
 
+use bevy_ecs::entity::{EntityGeneration, EntityIndex};
 use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
@@ -44,9 +45,19 @@ pub struct Frame {
 
 /// The session's continuation: the stack of block frames, innermost last.
 /// Two frames inline (the program and one branch, loop or hold) cover
-/// most programs without a heap block per session.
+/// most programs without a heap block per session. A session is live
+/// while it has a frame: its end empties the stack (so no flag of its
+/// own is kept).
 #[derive(Component, Clone, Debug, Default)]
 pub struct Continuation(pub SmallVec<[Frame; 2]>);
+
+impl Continuation {
+    /// Whether the session is live (created and not ended).
+    #[inline]
+    pub fn live(&self) -> bool {
+        !self.0.is_empty()
+    }
+}
 
 /// The session's own random stream (its statements' draws).
 #[derive(Component, Clone, Debug)]
@@ -63,8 +74,6 @@ pub struct Life {
     pub steps: u32,
     /// Its row in [`AttrRows`], fixed for the entity's life.
     pub row: u32,
-    /// Not ended.
-    pub live: bool,
 }
 
 /// One pool of an admitted hold.
@@ -200,12 +209,14 @@ impl Dealings {
     }
 }
 
-/// Every session's attributes in one arena, `width` values per row: a
-/// session costs exactly its attributes, with no header or heap block of
-/// its own (10^7 sessions of a `batch` live at once).
+/// Every session's attributes in one arena, `width` values per row (the
+/// columns of the slots the program reads, `Code::columns`): a session
+/// costs exactly what it reads, with no header or heap block of its own
+/// (10^7 sessions of a `batch` live at once).
 #[derive(Resource, Clone, Debug)]
 pub struct AttrRows {
     width: usize,
+    rows: usize,
     values: Vec<f64>,
 }
 
@@ -214,6 +225,7 @@ impl AttrRows {
     pub fn new(width: usize) -> AttrRows {
         AttrRows {
             width,
+            rows: 0,
             values: Vec::new(),
         }
     }
@@ -225,14 +237,15 @@ impl AttrRows {
 
     /// A new row, all zeros; rows are handed out in order.
     pub fn push_row(&mut self) -> u32 {
-        let row = self.values.len() / self.width.max(1);
+        let row = self.rows;
+        self.rows += 1;
         self.values.resize(self.values.len() + self.width, 0.0);
         row as u32
     }
 
     /// Rows handed out so far.
     pub fn rows(&self) -> usize {
-        self.values.len().checked_div(self.width).unwrap_or(0)
+        self.rows
     }
 
     /// The attributes of row `row`.
@@ -240,6 +253,13 @@ impl AttrRows {
     pub fn of(&self, row: u32) -> &[f64] {
         let at = row as usize * self.width;
         &self.values[at..at + self.width]
+    }
+
+    /// Column `column` of row `row`, to change (`None` beyond the row: a
+    /// slot nothing reads).
+    #[inline]
+    pub fn get_mut(&mut self, row: u32, column: usize) -> Option<&mut f64> {
+        self.of_mut(row).get_mut(column)
     }
 
     /// The attributes of row `row`, to change.
@@ -257,7 +277,116 @@ impl AttrRows {
     }
 }
 
-/// Session entities whose sessions ended, ready for the next ones (most
-/// recently ended last).
+/// Session entities ready for the next sessions: those whose sessions
+/// ended (the most recently ended taken first), then the spawned ones never
+/// used, in spawn order. Both are kept as runs of consecutive indices (of
+/// one generation), not as a list of 8 bytes an entity: a batch's
+/// entities are spawned, and its sessions end, in index order.
 #[derive(Resource, Clone, Debug, Default)]
-pub struct Vacant(pub Vec<Entity>);
+pub struct Vacant {
+    /// Ended sessions' entities: runs `start..end`, taken from the end of
+    /// the last run.
+    ended: Vec<(u32, u32, EntityGeneration)>,
+    /// Never used, taken from the start.
+    fresh: std::ops::Range<u32>,
+    /// The generation of `fresh`.
+    generation: Option<EntityGeneration>,
+}
+
+fn entity(index: u32, generation: EntityGeneration) -> Option<Entity> {
+    Some(Entity::from_index_and_generation(
+        EntityIndex::from_raw_u32(index)?,
+        generation,
+    ))
+}
+
+impl Vacant {
+    /// An entity to use, if any is vacant.
+    #[inline]
+    pub fn pop(&mut self) -> Option<Entity> {
+        if let Some((start, end, generation)) = self.ended.last_mut() {
+            *end -= 1;
+            let e = entity(*end, *generation);
+            if *start == *end {
+                self.ended.pop();
+            }
+            return e;
+        }
+        entity(self.fresh.next()?, self.generation?)
+    }
+
+    /// Session `e`'s entity is vacant again.
+    #[inline]
+    pub fn push(&mut self, e: Entity) {
+        let (index, generation) = (e.index_u32(), e.generation());
+        match self.ended.last_mut() {
+            Some((_, end, g)) if *end == index && *g == generation => *end += 1,
+            _ => self.ended.push((index, index + 1, generation)),
+        }
+    }
+
+    /// Whether no entity is vacant.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.ended.is_empty() && self.fresh.is_empty()
+    }
+
+    /// How many entities are vacant.
+    pub fn len(&self) -> usize {
+        self.ended
+            .iter()
+            .map(|(s, e, _)| (e - s) as usize)
+            .sum::<usize>()
+            + self.fresh.len()
+    }
+
+    /// Adds never-used entities, taken in this order after those vacant now.
+    pub fn extend_fresh(&mut self, spawned: Vec<Entity>) {
+        let first = spawned.first().copied();
+        let consecutive = first.is_some_and(|f| {
+            spawned
+                .iter()
+                .zip(f.index_u32()..)
+                .all(|(e, i)| e.index_u32() == i && e.generation() == f.generation())
+        });
+        match first {
+            Some(f) if consecutive && self.is_empty() => {
+                self.fresh = f.index_u32()..f.index_u32() + spawned.len() as u32;
+                self.generation = Some(f.generation());
+            }
+            _ => {
+                // As ended ones, last taken first: the vacant now, then the
+                // spawned in order.
+                let now: Vec<Entity> = std::iter::from_fn(|| self.pop()).collect();
+                for e in now.into_iter().chain(spawned).rev() {
+                    self.push(e);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vacant_entities_go_ended_last_first_then_fresh_in_spawn_order() {
+        let e = |i| Entity::from_raw_u32(i).expect("a small index");
+        let mut vacant = Vacant::default();
+        vacant.extend_fresh((10..13).map(e).collect());
+        assert_eq!(vacant.pop(), Some(e(10)));
+        // Ended 10, then 4, 5 (a run), then 7: taken 7, 5, 4, 10, then fresh.
+        for i in [10, 4, 5, 7] {
+            vacant.push(e(i));
+        }
+        assert_eq!(vacant.len(), 6);
+        let order: Vec<_> = std::iter::from_fn(|| vacant.pop()).collect();
+        assert_eq!(order, [7, 5, 4, 10, 11, 12].map(e));
+        assert!(vacant.is_empty());
+        // Not consecutive: kept as runs, the first spawned taken first.
+        vacant.extend_fresh([3, 9, 4].map(e).to_vec());
+        let order: Vec<_> = std::iter::from_fn(|| vacant.pop()).collect();
+        assert_eq!(order, [3, 9, 4].map(e));
+    }
+}

@@ -23,7 +23,7 @@ use super::kv::KvPools;
 use super::pool::{PoolLevels, PoolStats, Waiters, Waiting};
 use super::replay::Replay;
 use super::resources::{Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready};
-use super::rng::Streams;
+use super::rng::{Purpose, Streams};
 use super::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
 use super::stage::{Service, StageLoad, StageStats};
 
@@ -232,6 +232,7 @@ impl Sim<'_, '_> {
             kv,
             attrs: attrs.cells(life.row),
             rng: &mut draws.0,
+            purpose: Purpose::Session(life.serial),
             first: &mut streams.first,
             load,
             levels,
@@ -317,7 +318,7 @@ impl Sim<'_, '_> {
             first,
             ..
         } = &mut **streams;
-        let rng = match scope.stream {
+        let run_stream = match scope.stream {
             RunStream::Arrival => arrival,
             RunStream::Machine => machine,
             RunStream::Turn => turn,
@@ -329,7 +330,8 @@ impl Sim<'_, '_> {
             serial: scope.serial,
             kv,
             attrs,
-            rng,
+            rng: &mut run_stream.stream,
+            purpose: run_stream.purpose,
             first,
             load,
             levels,

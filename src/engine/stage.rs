@@ -2,8 +2,13 @@
 //! virtual time, or shared: its jobs are flows) and its figures, and the
 //! dense columns that `choose` keys read (spec §6.3–6.4, §6.11).
 //!
-//! Invariants: a delay or fifo job in service has its own finish event,
-//! scheduled when its service starts; a ps stage has at most one live
+//! Invariants: a fifo job in service has its own finish event, scheduled
+//! when its service starts. A delay stage's jobs are a heap by (end,
+//! sequence number), each job taking its sequence number when it joins;
+//! the heap's head always has its event in the event queue, scheduled
+//! with that number (a job gets its event when it becomes the head, or
+//! at once if it joins as the head), so the events pop in the same order
+//! and number as one event per job would, with the job stored once. A ps stage has at most one live
 //! finish event (generation `generation`), for the job of the smallest
 //! finish tag, and jobs leave a ps stage only in tag order (ties: join
 //! order), so its jobs live in a heap. [`StageLoad`]'s columns always equal
@@ -67,6 +72,126 @@ impl Ord for PsJob {
             .tag
             .total_cmp(&self.tag)
             .then(other.order.cmp(&self.order))
+    }
+}
+
+/// A job at a delay stage, in its heap: 32 bytes (10^7 of a `batch` are
+/// live at once).
+#[derive(Clone, Copy, Debug)]
+pub struct DelayJob {
+    /// When it reached the stage (its service started then).
+    started: f64,
+    /// The work; it ends at `started + work`.
+    work: f64,
+    /// Its sequence number (the low 62 bits) and two flags, [`SCHEDULED`]
+    /// and [`CANCELLED`].
+    seq: u64,
+    /// The session.
+    session: Entity,
+}
+
+/// A [`DelayJob`] whose event is in the event queue.
+const SCHEDULED: u64 = 1 << 62;
+/// A [`DelayJob`] taken away by a preemption: its event only removes it.
+const CANCELLED: u64 = 1 << 63;
+
+impl DelayJob {
+    fn end(&self) -> f64 {
+        self.started + self.work
+    }
+    fn seq(&self) -> u64 {
+        self.seq & !(SCHEDULED | CANCELLED)
+    }
+}
+
+impl PartialEq for DelayJob {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for DelayJob {}
+impl PartialOrd for DelayJob {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for DelayJob {
+    /// Reversed, as the event queue's order: the earliest end first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .end()
+            .total_cmp(&self.end())
+            .then(other.seq().cmp(&self.seq()))
+    }
+}
+
+/// A delay stage's jobs, earliest end first; only the head's event is
+/// sure to be in the event queue.
+#[derive(Clone, Debug, Default)]
+pub struct DelayJobs {
+    jobs: BinaryHeap<DelayJob>,
+}
+
+impl DelayJobs {
+    /// A job of `work` from `session` joins at `now`; the earliest job has
+    /// its event.
+    fn join(
+        &mut self,
+        index: usize,
+        now: f64,
+        session: Entity,
+        work: f64,
+        events: &mut EventQueue,
+    ) {
+        let seq = events.take_seq();
+        self.jobs.push(DelayJob {
+            started: now,
+            work,
+            seq,
+            session,
+        });
+        self.schedule_head(index, events);
+    }
+
+    /// Schedules the head's event with its own sequence number, unless
+    /// it has one.
+    fn schedule_head(&mut self, index: usize, events: &mut EventQueue) {
+        if let Some(mut head) = self.jobs.peek_mut()
+            && head.seq & SCHEDULED == 0
+        {
+            head.seq |= SCHEDULED;
+            let (end, seq) = (head.end(), head.seq());
+            events.schedule_taken(end, seq, EventKind::DelayEnd(index as u32));
+        }
+    }
+
+    /// The head's event popped: the head leaves (`None` if it was
+    /// cancelled) and the next head gets its event.
+    fn finish(&mut self, index: usize, events: &mut EventQueue) -> Option<DelayJob> {
+        let job = self.jobs.pop()?;
+        self.schedule_head(index, events);
+        (job.seq & CANCELLED == 0).then_some(job)
+    }
+
+    fn remaining(&self, now: f64) -> f64 {
+        self.jobs
+            .iter()
+            .filter(|j| j.seq & CANCELLED == 0)
+            .map(|j| j.work - (now - j.started))
+            .sum()
+    }
+
+    /// Cancels session `e`'s job, if it has one here (rare: the heap is
+    /// rebuilt; the order does not change).
+    fn cancel(&mut self, e: Entity) -> bool {
+        let mut jobs = std::mem::take(&mut self.jobs).into_vec();
+        let found = jobs
+            .iter_mut()
+            .find(|j| j.session == e && j.seq & CANCELLED == 0)
+            .map(|j| j.seq |= CANCELLED)
+            .is_some();
+        self.jobs = BinaryHeap::from(jobs);
+        found
     }
 }
 
@@ -168,7 +293,7 @@ impl Ps {
 #[derive(Component, Clone, Debug)]
 pub enum Service {
     /// Infinite servers.
-    Delay(Slots),
+    Delay(DelayJobs),
     /// `servers` servers in arrival order.
     Fifo {
         /// The number of servers.
@@ -194,7 +319,7 @@ impl Service {
                 StageKind::Ps(Expr::Num(phi)) => *phi,
                 _ => f64::NAN,
             }),
-            StageKind::Delay => Service::Delay(Slots::default()),
+            StageKind::Delay => Service::Delay(DelayJobs::default()),
             StageKind::Step(_) => Service::Step(Box::default()),
             StageKind::Fifo(c) => Service::Fifo {
                 servers: *c,
@@ -236,7 +361,7 @@ impl Service {
     /// `work(s)`: the remaining work of every job present.
     pub fn work(&self, index: usize, now: f64, flows: &FlowSystem) -> f64 {
         match self {
-            Service::Delay(slots) => slots.remaining(now),
+            Service::Delay(jobs) => jobs.remaining(now),
             Service::Fifo { busy, waiting, .. } => {
                 busy.remaining(now) + waiting.iter().map(|j| j.work).sum::<f64>()
             }
@@ -398,10 +523,7 @@ pub fn join(
         cancelled: false,
     };
     match service {
-        Service::Delay(slots) => {
-            let slot = slots.insert(job);
-            events.schedule(now + work, EventKind::JobEnd(index as u32, slot));
-        }
+        Service::Delay(jobs) => jobs.join(index, now, session, work, events),
         Service::Fifo {
             servers,
             busy,
@@ -432,8 +554,27 @@ pub fn join(
     load.set_busy(index, service);
 }
 
-/// The finish event of a delay or fifo job: the job leaves (a fifo starts
-/// its next waiting job at once); returns the job's session.
+/// The finish event of a delay stage's head job: it leaves; returns its
+/// session (`None` for a cancelled job, which only leaves).
+pub fn finish_delay_job(
+    index: usize,
+    (service, stats): (&mut Service, &mut StageStats),
+    load: &mut StageLoad,
+    now: f64,
+    events: &mut EventQueue,
+) -> Option<Entity> {
+    let Service::Delay(jobs) = service else {
+        return None;
+    };
+    let job = jobs.finish(index, events)?;
+    stats.count(index, false, load, now, -1.0);
+    load.set_busy(index, service);
+    stats.record(&mut load.est[index], now, job.started, job.started);
+    Some(job.session)
+}
+
+/// The finish event of a fifo job: the job leaves and the fifo starts its
+/// next waiting job at once; returns the job's session.
 pub fn finish_job(
     index: usize,
     (service, stats): (&mut Service, &mut StageStats),
@@ -442,22 +583,21 @@ pub fn finish_job(
     slot: u32,
     events: &mut EventQueue,
 ) -> Option<Entity> {
-    let (job, servers) = match service {
-        Service::Delay(slots) => (slots.take(slot)?, None),
-        Service::Fifo { busy, servers, .. } => (busy.take(slot)?, Some(*servers)),
-        _ => return None,
+    let Service::Fifo {
+        busy,
+        servers,
+        waiting,
+    } = service
+    else {
+        return None;
     };
+    let job = busy.take(slot)?;
     if job.cancelled {
         // A preemption took it away; its slot is free now.
-        match service {
-            Service::Delay(slots) | Service::Fifo { busy: slots, .. } => slots.cancelled -= 1,
-            _ => {}
-        }
+        busy.cancelled -= 1;
         return None;
     }
-    if let (Some(servers), Service::Fifo { busy, waiting, .. }) = (servers, &mut *service) {
-        start_waiting(index, busy, waiting, servers, now, events);
-    }
+    start_waiting(index, busy, waiting, *servers, now, events);
     stats.count(index, false, load, now, -1.0);
     load.set_busy(index, service);
     load.complete(index, stats, now, job.arrived, job.started);
@@ -496,7 +636,7 @@ pub fn cancel(
     events: &mut EventQueue,
 ) -> bool {
     let found = match service {
-        Service::Delay(slots) => slots.cancel(e),
+        Service::Delay(jobs) => jobs.cancel(e),
         Service::Fifo {
             servers,
             busy,
@@ -580,5 +720,54 @@ pub fn issue_ps_finish(
             now + (head.tag - ps.v) * n / phi,
             EventKind::PsEnd(index as u32, ps.generation),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delay_jobs_end_in_the_order_and_number_of_one_event_each() {
+        let session = |i| Entity::from_raw_u32(i).expect("a small index");
+        let mut events = EventQueue::new(10.0);
+        let mut jobs = DelayJobs::default();
+        // (end, seq): a (2, 0) is the head and queued; the warm-up (1, 1);
+        // b (1, 2) becomes the head and is queued; c (1, 3) joins behind
+        // b and waits for its turn as the head.
+        jobs.join(0, 0.0, session(1), 2.0, &mut events);
+        events.schedule(1.0, EventKind::Warmup);
+        jobs.join(0, 0.0, session(2), 1.0, &mut events);
+        jobs.join(0, 0.5, session(3), 0.5, &mut events);
+        let mut order = Vec::new();
+        while let Some(event) = events.pop() {
+            order.push((event.time, event.seq));
+            if event.kind == EventKind::DelayEnd(0) {
+                let job = jobs.finish(0, &mut events).expect("the head");
+                assert_eq!(job.seq(), event.seq);
+            }
+        }
+        assert_eq!(order, [(1.0, 1), (1.0, 2), (1.0, 3), (2.0, 0)]);
+    }
+
+    #[test]
+    fn a_cancelled_delay_job_keeps_its_event_and_only_leaves() {
+        let session = |i| Entity::from_raw_u32(i).expect("a small index");
+        let mut events = EventQueue::new(10.0);
+        let mut jobs = DelayJobs::default();
+        jobs.join(0, 0.0, session(1), 1.0, &mut events);
+        jobs.join(0, 0.0, session(2), 2.0, &mut events);
+        assert!(jobs.cancel(session(1)));
+        assert!(!jobs.cancel(session(1)));
+        // Only session 2's job is left in the work: 2 - (0.5 - 0).
+        assert_eq!(jobs.remaining(0.5), 1.5);
+        assert_eq!(events.pop().map(|e| e.time), Some(1.0));
+        assert!(jobs.finish(0, &mut events).is_none());
+        assert_eq!(events.pop().map(|e| e.time), Some(2.0));
+        assert_eq!(
+            jobs.finish(0, &mut events).map(|j| j.session),
+            Some(session(2))
+        );
+        assert!(events.pop().is_none());
     }
 }

@@ -22,6 +22,7 @@ use super::eval::{Cx, Fault, Moment, ScanKey, eval, eval_key};
 use super::hold::{Step, drop_cached, end_hold, grow, join_hold, load, release};
 use super::interface::{MAX_CHOOSE_COUNT, RunError};
 use super::resources::ChooseScratch;
+use super::rng::Purpose;
 use super::run_job::{Held, evaluate_run, run_job};
 use super::session::{Frame, FrameKind};
 use super::sim::{Sim, lost, stage_work};
@@ -85,14 +86,16 @@ pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunErro
     }
 }
 
-/// `turn;`: the turn counter moves and the `turn` block runs.
+/// `turn;`: the turn counter moves and the `turn` block runs. Not
+/// inlined: the interpreter's loop stays small.
+#[inline(never)]
 fn turn(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     let now = sim.clock.now;
     let Ok((_, _, life)) = sim.store.sessions.get(e) else {
         return Err(lost("session", now));
     };
     let attrs = sim.attrs.of_mut(life.row);
-    let turn = match attrs.get_mut(ir::SLOT_TURN) {
+    let turn = match attrs.get_mut(code.column(ir::SLOT_TURN)) {
         Some(t) => {
             *t += 1.0;
             t.max(0.0) as u64
@@ -110,16 +113,16 @@ fn turn(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
         match sim.replay.next_row(row) {
             Some((r, more)) => {
                 for (slot, x) in [(3, r.new), (4, r.out), (5, r.think), (7, r.forced)] {
-                    if let Some(a) = attrs.get_mut(slot) {
+                    if let Some(a) = attrs.get_mut(code.column(slot)) {
                         *a = x;
                     }
                 }
-                if let Some(a) = attrs.get_mut(ir::SLOT_MORE) {
+                if let Some(a) = attrs.get_mut(code.column(ir::SLOT_MORE)) {
                     *a = if more { 1.0 } else { 0.0 };
                 }
             }
             None => {
-                if let Some(a) = attrs.get_mut(ir::SLOT_MORE) {
+                if let Some(a) = attrs.get_mut(code.column(ir::SLOT_MORE)) {
                     *a = 0.0;
                 }
             }
@@ -133,6 +136,7 @@ fn turn(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
 fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
     let now = sim.clock.now;
     let warmup = code.program.warmup;
+    let turn_column = code.column(ir::SLOT_TURN);
     let Sim {
         streams,
         attrs,
@@ -165,6 +169,7 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
         kv,
         attrs: attrs.cells(life.row),
         rng,
+        purpose: Purpose::Session(life.serial),
         first: &mut streams.first,
         load,
         levels,
@@ -178,7 +183,6 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
     };
     loop {
         let Some(frame) = frames.last_mut() else {
-            life.live = false;
             return Ok(Stop::End(life.serial));
         };
         let block = &code.blocks[frame.block as usize];
@@ -197,7 +201,6 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
                 }
                 FrameKind::Top => {
                     frames.clear();
-                    life.live = false;
                     return Ok(Stop::End(life.serial));
                 }
             }
@@ -229,7 +232,7 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
             Stmt::Observe(index, x) => {
                 let v = eval(x, &mut cx).map_err(|f| fail(at, f.to_string()))?;
                 if now >= warmup {
-                    let turn = || cx.attrs.get(ir::SLOT_TURN).map_or(0, |t| t.get() as u64);
+                    let turn = || cx.attrs.get(turn_column).map_or(0, |t| t.get() as u64);
                     observed.record(*index, v, now, || (cx.serial, turn()));
                 }
             }
@@ -270,7 +273,6 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
             }
             Stmt::End => {
                 frames.clear();
-                life.live = false;
                 return Ok(Stop::End(life.serial));
             }
             _ => return Ok(Stop::Wide(at.0, at.1)),
