@@ -22,6 +22,8 @@ use serq::engine::rng::{FirstDraws, Purpose, Stream};
 #[pyclass(module = "serq._serq")]
 pub struct Rng {
     stream: Stream,
+    /// What the stream is for: given at each draw, as the engine does.
+    purpose: Purpose,
     first: FirstDraws,
 }
 
@@ -42,13 +44,14 @@ impl Rng {
             }
         };
         Ok(Rng {
-            stream: Stream::new(seed, purpose),
+            stream: Stream::new(),
+            purpose,
             first: FirstDraws::new(seed),
         })
     }
 
     /// The stream's next uniform draw, in [0, 1).
     fn random_f64(&mut self) -> f64 {
-        self.stream.uniform(&mut self.first)
+        self.stream.uniform(self.purpose, &mut self.first)
     }
 }
