@@ -308,11 +308,7 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
     let Ok((mut cont, _, _)) = sim.store.sessions.get_mut(e) else {
         return Err(lost("session", now));
     };
-    cont.0.push(Frame {
-        block: *body,
-        pc: 0,
-        kind: FrameKind::Hold,
-    });
+    cont.0.push(Frame::start(*body, FrameKind::Hold));
     sim.ready.0.push_back(e);
     Ok(true)
 }

@@ -86,11 +86,8 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     };
     // (Its dealings were emptied at its last session's end.)
     cont.0.clear();
-    cont.0.push(Frame {
-        block: prog.session as u32,
-        pc: 0,
-        kind: FrameKind::Top,
-    });
+    cont.0
+        .push(Frame::start(prog.session as u32, FrameKind::Top));
     draws.0.reset();
     life.serial = serial;
     life.steps = 0;

@@ -264,7 +264,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
     let mut popped = 0;
     while popped < depth {
         match cont.0.pop() {
-            Some(f) if f.kind == FrameKind::Hold => popped += 1,
+            Some(f) if f.kind() == FrameKind::Hold => popped += 1,
             Some(_) => {}
             None => break,
         }

@@ -21,26 +21,65 @@ use super::rng::Stream;
 
 /// What a block frame does when its statements run out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum FrameKind {
     /// The session's program: the session ends.
-    Top,
+    Top = 0,
     /// A branch arm: continue after the branch.
-    Seq,
+    Seq = 1,
     /// A loop body: start it again.
-    Loop,
+    Loop = 2,
     /// A hold body: the hold returns its units (or leases one pool).
-    Hold,
+    Hold = 3,
 }
 
 /// A block being executed and the next statement in it.
+///
+/// The block and what happens at its end share one word (the kind in the
+/// top two bits), so two frames fit a session's continuation in 24 bytes:
+/// with 10^7 live sessions every word of it is 80 MB.
 #[derive(Clone, Copy, Debug)]
 pub struct Frame {
-    /// The block.
-    pub block: u32,
     /// The next statement.
     pub pc: u32,
-    /// What happens at its end.
-    pub kind: FrameKind,
+    /// The block (low 30 bits) and its [`FrameKind`] (top two bits).
+    block_kind: u32,
+}
+
+/// The bits of [`Frame::block_kind`] that hold the block.
+const BLOCK_BITS: u32 = (1 << 30) - 1;
+
+impl Frame {
+    /// A frame at the first statement of `block`.
+    #[inline]
+    pub fn start(block: u32, kind: FrameKind) -> Frame {
+        // A program of 2^30 blocks would take gigabytes of source text.
+        debug_assert!(
+            block <= BLOCK_BITS,
+            "block {block} beyond a frame's 30 bits"
+        );
+        Frame {
+            pc: 0,
+            block_kind: (block & BLOCK_BITS) | (kind as u32) << 30,
+        }
+    }
+
+    /// The block.
+    #[inline]
+    pub fn block(self) -> u32 {
+        self.block_kind & BLOCK_BITS
+    }
+
+    /// What happens at the block's end.
+    #[inline]
+    pub fn kind(self) -> FrameKind {
+        match self.block_kind >> 30 {
+            0 => FrameKind::Top,
+            1 => FrameKind::Seq,
+            2 => FrameKind::Loop,
+            _ => FrameKind::Hold,
+        }
+    }
 }
 
 /// The session's continuation: the stack of block frames, innermost last.

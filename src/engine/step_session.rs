@@ -185,11 +185,11 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
         let Some(frame) = frames.last_mut() else {
             return Ok(Stop::End(life.serial));
         };
-        let block = &code.blocks[frame.block as usize];
-        let at = (frame.block as usize, frame.pc as usize);
+        let block = &code.blocks[frame.block() as usize];
+        let at = (frame.block() as usize, frame.pc as usize);
         let stmt = block.get(frame.pc as usize);
         if stmt.is_none() {
-            match frame.kind {
+            match frame.kind() {
                 FrameKind::Seq => {
                     frames.pop();
                     continue;
@@ -245,17 +245,9 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
                 } else {
                     return Err(fail(at, format!("the guard is {g}, not 0 or 1")));
                 };
-                frames.push(Frame {
-                    block,
-                    pc: 0,
-                    kind: FrameKind::Seq,
-                });
+                frames.push(Frame::start(block, FrameKind::Seq));
             }
-            Stmt::Loop(body) => frames.push(Frame {
-                block: *body,
-                pc: 0,
-                kind: FrameKind::Loop,
-            }),
+            Stmt::Loop(body) => frames.push(Frame::start(*body, FrameKind::Loop)),
             Stmt::Choose { var, count, key } => {
                 let n = eval(count, &mut cx).map_err(|f| fail(at, f.to_string()))?;
                 let best = choose_loop(n, *var as usize, key, scratch, &mut cx)
