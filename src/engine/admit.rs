@@ -171,6 +171,7 @@ fn fifo_front(sim: &Sim, pool: Entity) -> Option<(Entity, bool)> {
 }
 
 /// Units and reserve of a hold's pool `k`, evaluated now in session `e`.
+#[inline]
 pub fn units_of(
     code: &Code,
     sim: &mut Sim,
@@ -233,15 +234,9 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
         return Ok(false);
     };
     let (at, joined) = (*at, *joined);
-    // The hold frame's entries, built as the fit is checked: the one
-    // SmallVec of an admission, moved into the frame.
-    let mut held: SmallVec<[Held; 4]> = SmallVec::with_capacity(pools.len());
-    held.extend(pools.iter().map(|&pool| Held {
-        pool,
-        units: 0.0,
-        position: 0.0,
-        released: false,
-    }));
+    // A copy of four words (the member list is inline); the hold frame's
+    // entries are built from it only once the hold fits.
+    let members: SmallVec<[u32; 4]> = SmallVec::from_slice(pools);
     let Stmt::Hold {
         body,
         reads_no_state,
@@ -251,10 +246,11 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
     else {
         return Ok(false);
     };
-    let first = held[0].pool as usize;
-    for i in 0..held.len() {
+    let first = members[0] as usize;
+    let mut held: SmallVec<[Held; 4]> = SmallVec::new();
+    for (i, &p) in members.iter().enumerate() {
         let (u, r) = units_of(code, sim, e, at, i)?;
-        let p = held[i].pool as usize;
+        let p = p as usize;
         let (u, gate) = rounded(sim, p, u, r);
         // Amounts are never NaN (checked), so `>` is the negation of "fits".
         if sim.levels.used[p] + gate > sim.levels.cap[p] + EPS {
@@ -268,14 +264,18 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
             }
             return Ok(false);
         }
-        held[i].units = u;
+        held.push(Held {
+            pool: p as u32,
+            units: u,
+            position: 0.0,
+            released: false,
+        });
     }
     if code.caching {
         let limit = match reuse {
             Some(x) => sim.eval_in(e, at, x)?,
             None => f64::INFINITY,
         };
-        let members: SmallVec<[u32; 4]> = held.iter().map(|h| h.pool).collect();
         let mut consumed: SmallVec<[f64; 4]> = SmallVec::new();
         consume(code, sim, e, &members, limit, &mut consumed)?;
         for (h, &c) in held.iter_mut().zip(&consumed) {
