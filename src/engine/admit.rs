@@ -292,7 +292,11 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
             return Err(lost("pool", now));
         };
         if i == 0 {
-            waiters.queue.remove(k);
+            if k == 0 {
+                waiters.queue.pop_front();
+            } else {
+                waiters.queue.remove(k);
+            }
             let len = waiters.queue.len();
             sim.levels.set_queued(&mut stats, p, now, len);
             if now >= warmup {
