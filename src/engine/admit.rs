@@ -15,7 +15,7 @@ use super::caching::{consume, make_room};
 use super::code::{Code, Expr, Stmt, ctx_index};
 use super::eval::{Moment, eval};
 use super::interface::RunError;
-use super::pool::Blocked;
+use super::pool::{Blocked, Waiters};
 use super::serving::EPS;
 use super::serving::order::strictly_before;
 use super::session::{Frame, FrameKind, Held, HoldFrame, Wait};
@@ -53,8 +53,20 @@ fn pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
             any = true;
         }
         if code.pools[p].admit_via.is_none() {
-            while let Some((e, k)) = head(code, sim, p)? {
-                if (k == 0 && still_blocked(sim, pool, e)) || !try_admit(code, sim, e, k)? {
+            loop {
+                // A join-order queue's head and its blocked mark come in one fetch.
+                let (e, k, blocked) = if code.pools[p].queue.is_none() {
+                    match fifo_front(sim, pool) {
+                        Some((e, blocked)) => (e, 0, blocked),
+                        None => break,
+                    }
+                } else {
+                    match head(code, sim, p)? {
+                        Some((e, k)) => (e, k, k == 0 && still_blocked(sim, pool, e)),
+                        None => break,
+                    }
+                };
+                if blocked || !try_admit(code, sim, e, k)? {
                     break;
                 }
                 any = true;
@@ -67,7 +79,7 @@ fn pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
                 None => sim.waiting.sleep(p),
                 Some(&head) => {
                     if waiters.blocked.is_some_and(|b| b.on as usize == p)
-                        && still_blocked(sim, pool, head)
+                        && blocked_still(waiters, &sim.levels.returns, head)
                     {
                         sim.waiting.sleep(p);
                     }
@@ -137,15 +149,29 @@ fn front(sim: &Sim, pool: Entity, stalled: bool) -> Option<Entity> {
 /// waiters are retried after every event; this keeps those retries from
 /// re-evaluating every head.
 fn still_blocked(sim: &Sim, pool: Entity, e: Entity) -> bool {
-    let Ok((waiters, _)) = sim.store.pools.get(pool) else {
-        return false;
-    };
+    sim.store
+        .pools
+        .get(pool)
+        .is_ok_and(|(waiters, _)| blocked_still(waiters, &sim.levels.returns, e))
+}
+
+/// [`still_blocked`] on a pool's waiters already fetched (`returns` by member).
+fn blocked_still(waiters: &Waiters, returns: &[u64], e: Entity) -> bool {
     waiters
         .blocked
-        .is_some_and(|b| b.head == e && sim.levels.returns[b.on as usize] == b.returns)
+        .is_some_and(|b| b.head == e && returns[b.on as usize] == b.returns)
+}
+
+/// The head of a join-order queue and whether it provably still does not
+/// fit ([`still_blocked`]), in one fetch of the pool.
+fn fifo_front(sim: &Sim, pool: Entity) -> Option<(Entity, bool)> {
+    let (waiters, _) = sim.store.pools.get(pool).ok()?;
+    let e = *waiters.queue.front()?;
+    Some((e, blocked_still(waiters, &sim.levels.returns, e)))
 }
 
 /// Units and reserve of a hold's pool `k`, evaluated now in session `e`.
+#[inline]
 pub fn units_of(
     code: &Code,
     sim: &mut Sim,
@@ -201,13 +227,16 @@ pub fn rounded(sim: &Sim, p: usize, u: f64, r: f64) -> (f64, f64) {
 /// its units.
 pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool, RunError> {
     let now = sim.clock.now;
-    let (at, members, joined) = match sim.store.dealings.get_mut(e) {
-        Ok(mut dealings) => match &dealings.get().wait {
-            Wait::Hold { at, pools, joined } => (*at, pools.clone(), *joined),
-            _ => return Ok(false),
-        },
-        Err(_) => return Err(lost("session", now)),
+    let Ok(dealings) = sim.store.dealings.get(e) else {
+        return Err(lost("session", now));
     };
+    let Some(Wait::Hold { at, pools, joined }) = dealings.0.as_deref().map(|d| &d.wait) else {
+        return Ok(false);
+    };
+    let (at, joined) = (*at, *joined);
+    // A copy of four words (the member list is inline); the hold frame's
+    // entries are built from it only once the hold fits.
+    let members: SmallVec<[u32; 4]> = SmallVec::from_slice(pools);
     let Stmt::Hold {
         body,
         reads_no_state,
@@ -218,7 +247,7 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
         return Ok(false);
     };
     let first = members[0] as usize;
-    let mut units: SmallVec<[f64; 4]> = SmallVec::new();
+    let mut held: SmallVec<[Held; 4]> = SmallVec::new();
     for (i, &p) in members.iter().enumerate() {
         let (u, r) = units_of(code, sim, e, at, i)?;
         let p = p as usize;
@@ -235,49 +264,54 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
             }
             return Ok(false);
         }
-        units.push(u);
+        held.push(Held {
+            pool: p as u32,
+            units: u,
+            position: 0.0,
+            released: false,
+        });
     }
-    let mut consumed: SmallVec<[f64; 4]> = SmallVec::new();
     if code.caching {
         let limit = match reuse {
             Some(x) => sim.eval_in(e, at, x)?,
             None => f64::INFINITY,
         };
+        let mut consumed: SmallVec<[f64; 4]> = SmallVec::new();
         consume(code, sim, e, &members, limit, &mut consumed)?;
-        for (&p, &u) in members.iter().zip(&units) {
-            make_room(code, sim, p as usize, u)?;
+        for (h, &c) in held.iter_mut().zip(&consumed) {
+            h.position = c;
         }
-    } else {
-        consumed.resize(members.len(), 0.0);
+        for h in &held {
+            make_room(code, sim, h.pool as usize, h.units)?;
+        }
     }
     let warmup = code.program.warmup;
-    let mut held: SmallVec<[Held; 4]> = SmallVec::new();
-    for (i, ((&p, &u), &c)) in members.iter().zip(&units).zip(&consumed).enumerate() {
-        let entity = sim.members.pools[p as usize];
-        let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(entity) else {
+    for (i, h) in held.iter().enumerate() {
+        let p = h.pool as usize;
+        let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[p]) else {
             return Err(lost("pool", now));
         };
         if i == 0 {
-            waiters.queue.remove(k);
+            if k == 0 {
+                waiters.queue.pop_front();
+            } else {
+                waiters.queue.remove(k);
+            }
             let len = waiters.queue.len();
-            sim.levels.set_queued(&mut stats, p as usize, now, len);
+            sim.levels.set_queued(&mut stats, p, now, len);
             if now >= warmup {
                 stats.wait.push(now - joined);
             }
         }
-        sim.levels.take(&mut stats, p as usize, now, u);
+        sim.levels.take(&mut stats, p, now, h.units);
         stats.admissions += 1;
-        let pc = &code.pools[p as usize];
-        if pc.lifo && pc.memory_of.is_empty() && !sim.kv.lifo_holders[p as usize].contains(&e) {
-            sim.kv.lifo_holders[p as usize].push(e);
+        let pc = &code.pools[p];
+        if pc.lifo && pc.memory_of.is_empty() && !sim.kv.lifo_holders[p].contains(&e) {
+            sim.kv.lifo_holders[p].push(e);
         }
-        held.push(Held {
-            pool: p,
-            units: u,
-            position: c,
-            released: false,
-        });
     }
+    // `cached` := the most consumed over the hold's pools.
+    let most = held.iter().map(|h| h.position).fold(0.0, f64::max);
     let admission = sim.census.admissions;
     sim.census.admissions += 1;
     if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
@@ -296,18 +330,14 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
             ran: false,
         });
     }
-    if code.caching {
-        // `cached` := the most consumed over the hold's pools.
-        let most = consumed.iter().copied().fold(0.0, f64::max);
-        if let Ok((_, _, life)) = sim.store.sessions.get(e)
-            && let Some(a) = sim.attrs.get_mut(life.row, code.column(SLOT_CACHED))
-        {
-            *a = most;
-        }
-    }
-    let Ok((mut cont, _, _)) = sim.store.sessions.get_mut(e) else {
+    let Ok((mut cont, _, life)) = sim.store.sessions.get_mut(e) else {
         return Err(lost("session", now));
     };
+    if code.caching
+        && let Some(a) = sim.attrs.get_mut(life.row, code.column(SLOT_CACHED))
+    {
+        *a = most;
+    }
     cont.0.push(Frame::start(*body, FrameKind::Hold));
     sim.ready.0.push_back(e);
     Ok(true)

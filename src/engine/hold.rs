@@ -18,7 +18,7 @@ use super::events::EventKind;
 use super::interface::RunError;
 use super::preempt::{Fit, make_fit};
 use super::session::{HoldFrame, Lease, Wait};
-use super::sim::{Sim, check_amount, lost};
+use super::sim::{Sim, check_amount, lost, take_holding};
 use crate::ir;
 
 /// What a statement did to the session.
@@ -121,12 +121,25 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
         return Err(lost("session", now));
     };
-    let Some(hold) = dealings.get().holds.pop() else {
+    let d = dealings.get();
+    let Some(hold) = d.holds.pop() else {
         return Ok(());
     };
     let Stmt::Hold { lease, cache, .. } = &code.blocks[hold.at.0][hold.at.1] else {
         return Ok(());
     };
+    // Without a lease every entry not released goes back below: its
+    // holders counts are taken in this fetch of the session's dealings.
+    let mut counted: SmallVec<[u32; 4]> = SmallVec::new();
+    if lease.is_none() {
+        for h in &hold.pools {
+            counted.push(if h.released {
+                0
+            } else {
+                take_holding(&mut d.holdings, h.pool)
+            });
+        }
+    }
     let cache = match cache {
         Some(x) => Some(sim.eval_in(e, hold.at, x)?),
         None => None,
@@ -158,7 +171,10 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
         if h.released || Some(i) == leased {
             continue;
         }
-        sim.give_back(e, h.pool, h.units);
+        match counted.get(i) {
+            Some(&c) => sim.return_units(h.pool, h.units, c),
+            None => sim.give_back(e, h.pool, h.units),
+        }
         let kept = kept_units(sim, h.pool as usize, cache, hold.ran, h.position, h.units);
         keep(code, sim, e, h.pool as usize, kept)?;
     }

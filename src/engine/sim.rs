@@ -12,6 +12,7 @@ use std::cell::Cell;
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemParam;
+use smallvec::SmallVec;
 
 use super::code::Expr;
 use super::eval::{Cx, Fault, Moment, eval};
@@ -341,6 +342,15 @@ impl Sim<'_, '_> {
     }
 }
 
+/// Removes a session's holders count on pool member `p` from its
+/// `holdings` and returns it (0 if it has none there).
+pub fn take_holding(holdings: &mut SmallVec<[(u32, u32); 4]>, p: u32) -> u32 {
+    match holdings.iter().position(|h| h.0 == p) {
+        Some(i) => holdings.swap_remove(i).1,
+        None => 0,
+    }
+}
+
 /// An amount (run work, hold units, reserve, grow, load) is >= 0 and not NaN.
 pub fn check_amount(what: &str, x: f64) -> Result<f64, String> {
     if x.is_nan() {
@@ -355,17 +365,17 @@ pub fn check_amount(what: &str, x: f64) -> Result<f64, String> {
 impl Sim<'_, '_> {
     /// Session `e` returns `units` to pool `p` (its holding there ends).
     pub fn give_back(&mut self, e: Entity, p: u32, units: f64) {
-        let now = self.clock.now;
         let counted = match self.store.dealings.get_mut(e) {
-            Ok(mut dealings) => {
-                let holdings = &mut dealings.get().holdings;
-                match holdings.iter().position(|h| h.0 == p) {
-                    Some(i) => holdings.swap_remove(i).1,
-                    None => 0,
-                }
-            }
+            Ok(mut dealings) => take_holding(&mut dealings.get().holdings, p),
             Err(_) => 0,
         };
+        self.return_units(p, units, counted);
+    }
+
+    /// [`Sim::give_back`] with the session's holders count on `p` already
+    /// taken ([`take_holding`]) from dealings the caller has fetched.
+    pub fn return_units(&mut self, p: u32, units: f64, counted: u32) {
+        let now = self.clock.now;
         if let Ok((_, mut stats)) = self.store.pools.get_mut(self.members.pools[p as usize]) {
             self.levels
                 .give_back(&mut stats, p as usize, now, units, counted);
