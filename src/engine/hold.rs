@@ -48,12 +48,8 @@ pub fn member_in(
                 return Err(lost("session", now));
             };
             let index = sim.attrs.of(life.row).get(*slot as usize).copied();
-            member_at(r.base, r.count, index.unwrap_or(f64::NAN), what).map_err(|fault| RunError {
-                message: fault.to_string(),
-                at: Some(at),
-                session: Some(life.serial),
-                time: now,
-            })
+            member_at(r.base, r.count, index.unwrap_or(f64::NAN), what)
+                .map_err(|fault| sim.session_error(e, at, fault.to_string()))
         }
         Some(_) => sim.in_session(e, at, |cx| member(r, cx, what)),
     }
