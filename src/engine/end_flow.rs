@@ -22,7 +22,7 @@ pub fn end_flow(sim: &mut Sim, generation: u64) -> Result<(), RunError> {
     flows.stages.clear();
     flows.stages.extend_from_slice(flows.system.stages_of(id));
     let (owner, start) = flows.system.finish(now, id);
-    if let Some(flow) = flows.entity_of.remove(&id) {
+    if let Some(flow) = flows.entity_of.remove(id) {
         flows.free.push(flow);
     }
     for &s in &flows.stages {

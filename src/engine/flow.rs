@@ -10,9 +10,8 @@
 //! Architecture invariant: plain data; nothing here evaluates or knows the
 //! interpreter.
 
-use std::collections::HashMap;
-
 use bevy_ecs::prelude::*;
+use slotmap::SecondaryMap;
 use smallvec::SmallVec;
 
 use super::flows::{FlowId, FlowSystem};
@@ -36,9 +35,10 @@ pub struct Flows {
     pub generation: u64,
     /// The flow that event ends.
     pub pending: Option<FlowId>,
-    /// Each live flow's entity (looked up by id, never iterated, so its
-    /// order reaches nothing).
-    pub entity_of: HashMap<FlowId, Entity>,
+    /// Each live flow's entity, in a slotmap secondary map keyed by the
+    /// solver's handle (an indexed read, no hash; looked up, never
+    /// iterated).
+    pub entity_of: SecondaryMap<FlowId, Entity>,
     /// Entities of ended flows, for the next ones.
     pub free: Vec<Entity>,
     /// Scratch: the stages of the flow that is finishing.
@@ -53,7 +53,7 @@ impl Flows {
             changed: false,
             generation: 0,
             pending: None,
-            entity_of: HashMap::new(),
+            entity_of: SecondaryMap::new(),
             free: Vec::new(),
             stages: SmallVec::new(),
         }

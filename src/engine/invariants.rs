@@ -145,7 +145,7 @@ pub fn check_invariants(
         }
         let named = flows
             .entity_of
-            .get(&id)
+            .get(id)
             .and_then(|&f| flow_of.get(f).ok())
             .and_then(|f| sessions.get(f.session).ok())
             .is_some_and(Continuation::live);
