@@ -296,8 +296,8 @@ impl Walk<'_> {
 
     /// Freezes flow `f` at `rate` (frozen by stage `at`), updating every
     /// dirty stage of it but `except`; candidates are clamped to `current`.
-    // Inlined into its two callers (fill, replay): a freeze is a few loads and stores,
-    // and a call's saved registers cost as much.
+    /// Inlined into its two callers (fill, replay): a freeze is a few loads
+    /// and stores, and a call's saved registers cost as much.
     #[inline(always)]
     fn freeze(&mut self, f: u32, rate: f64, at: u32, except: u32, current: f64) {
         let flow = &self.flows[f as usize];
