@@ -56,9 +56,15 @@ const NONE: u32 = u32::MAX;
 /// Relative tolerance under which two levels tie and a remainder is zero.
 pub const TOL: f64 = 1e-12;
 
-/// Whether two levels (rates) are the same up to [`TOL`], relative.
+/// Whether two levels (rates) are the same up to [`TOL`], relative: `|a −
+/// b| ≤ TOL · max(|a|, |b|)`. Levels and rates are not negative, so the
+/// larger minus the smaller is `|a − b|` (exactly: a rounded difference is
+/// symmetric), without `abs` or `f64::max`'s NaN handling.
+#[inline]
 fn same_level(a: f64, b: f64) -> bool {
-    a == b || (a - b).abs() <= TOL * a.abs().max(b.abs())
+    debug_assert!(a >= 0.0 && b >= 0.0, "levels and rates are not negative");
+    let (hi, lo) = if a > b { (a, b) } else { (b, a) };
+    a == b || hi - lo <= TOL * hi
 }
 
 new_key_type! {
