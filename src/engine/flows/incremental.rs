@@ -282,7 +282,9 @@ impl Walk<'_> {
     /// Freezes untouched flow `f`, met first by dirty stage `s`, at its old
     /// `rate` (frozen by stage `at`): no other stage of it is dirty (one
     /// made dirty before would have frozen it, at or below its rate by the
-    /// replay of its old stage), so only the scratch learns it.
+    /// replay of its old stage), so only the scratch learns it (inlined:
+    /// it is a few stores).
+    #[inline(always)]
     fn freeze_met(&mut self, f: u32, rate: f64, at: u32, s: u32) {
         let flow = &self.flows[f as usize];
         debug_assert!(
