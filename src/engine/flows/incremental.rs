@@ -174,15 +174,18 @@ impl Walk<'_> {
     /// Stage `s` becomes dirty at `current`: its residual and unfrozen count
     /// are taken from the flows on it, its rising untouched flows' old
     /// stages are scheduled to replay, and its own old level to release.
+    /// A stage already dirty, or replayed (every flow of it is frozen:
+    /// nothing can change it), is left alone; that test is inlined where
+    /// the walk calls it, as most calls end there.
+    #[inline]
     fn make_dirty(&mut self, s: u32, current: f64) {
-        let flags = self.sc.sflags(s);
-        if flags & S_VISITED != 0 {
-            return;
+        if self.sc.sflags(s) & (S_VISITED | S_REPLAYED) == 0 {
+            self.make_clean_dirty(s, current);
         }
-        if flags & S_REPLAYED != 0 {
-            // Every flow of a replayed stage is frozen: nothing can change it.
-            return;
-        }
+    }
+
+    #[inline(never)]
+    fn make_clean_dirty(&mut self, s: u32, current: f64) {
         self.sc.set_sflag(s, S_VISITED);
         self.sc.stages.push(s);
         let (flows, flows_on, level) = (self.flows, self.flows_on, self.level);
@@ -198,35 +201,28 @@ impl Walk<'_> {
             } else {
                 let flow = &flows[f as usize];
                 let (rate, b) = (flow.rate, flow.froze_at);
-                // One pass over its stages: the first replayed one, and
-                // whether b (one of them, or NONE) is clean.
-                let mut replayed = NONE;
-                let mut b_clean = b != NONE;
-                for &t in &flow.stages {
-                    let tf = self.sc.sflags(t);
-                    if tf & S_REPLAYED != 0 && replayed == NONE {
-                        replayed = t;
-                    }
-                    if t == b && tf & S_VISITED != 0 {
-                        b_clean = false;
-                    }
-                }
                 debug_assert!(
                     b == NONE || flow.stages.contains(&b),
                     "froze_at is its stage"
                 );
-                if replayed != NONE {
+                let sc = &*self.sc;
+                if let Some(&replayed) = flow
+                    .stages
+                    .iter()
+                    .find(|&&t| sc.sflags(t) & S_REPLAYED != 0)
+                {
                     // A replay froze it at its old rate; it had no dirty
                     // stage then, so nothing else needs telling.
                     let at = self.replay_froze_at(flow, replayed);
-                    self.freeze(f, rate, at, s, current);
+                    self.freeze_met(f, rate, at, s);
                     residual -= rate;
                     continue;
                 }
+                let b_clean = b != NONE && sc.sflags(b) & S_VISITED == 0;
                 if rate < current && !same_level(rate, current) && b_clean {
                     // It froze at b below this level, as before (a rate that
                     // ties the level may yet be met by a seed at it).
-                    self.freeze(f, rate, b, s, current);
+                    self.freeze_met(f, rate, b, s);
                     residual -= rate;
                 } else {
                     // Rising. A clean stage of it fills as before, at its old
@@ -283,8 +279,28 @@ impl Walk<'_> {
         }
     }
 
+    /// Freezes untouched flow `f`, met first by dirty stage `s`, at its old
+    /// `rate` (frozen by stage `at`): no other stage of it is dirty (one
+    /// made dirty before would have frozen it, at or below its rate by the
+    /// replay of its old stage), so only the scratch learns it (inlined:
+    /// it is a few stores).
+    #[inline(always)]
+    fn freeze_met(&mut self, f: u32, rate: f64, at: u32, s: u32) {
+        let flow = &self.flows[f as usize];
+        debug_assert!(
+            flow.stages
+                .iter()
+                .all(|&t| t == s || self.sc.sflags(t) & S_VISITED == 0),
+            "a flow met first by a dirty stage has no other dirty stage"
+        );
+        self.sc.freeze(f, rate, at, flow);
+    }
+
     /// Freezes flow `f` at `rate` (frozen by stage `at`), updating every
     /// dirty stage of it but `except`; candidates are clamped to `current`.
+    /// Inlined into its two callers (fill, replay): a freeze is a few loads
+    /// and stores, and a call's saved registers cost as much.
+    #[inline(always)]
     fn freeze(&mut self, f: u32, rate: f64, at: u32, except: u32, current: f64) {
         let flow = &self.flows[f as usize];
         self.sc.freeze(f, rate, at, flow);

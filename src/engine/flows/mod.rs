@@ -56,9 +56,15 @@ const NONE: u32 = u32::MAX;
 /// Relative tolerance under which two levels tie and a remainder is zero.
 pub const TOL: f64 = 1e-12;
 
-/// Whether two levels (rates) are the same up to [`TOL`], relative.
+/// Whether two levels (rates) are the same up to [`TOL`], relative: `|a −
+/// b| ≤ TOL · max(|a|, |b|)`. Levels and rates are not negative, so the
+/// larger minus the smaller is `|a − b|` (exactly: a rounded difference is
+/// symmetric), without `abs` or `f64::max`'s NaN handling.
+#[inline]
 fn same_level(a: f64, b: f64) -> bool {
-    a == b || (a - b).abs() <= TOL * a.abs().max(b.abs())
+    debug_assert!(a >= 0.0 && b >= 0.0, "levels and rates are not negative");
+    let (hi, lo) = if a > b { (a, b) } else { (b, a) };
+    a == b || hi - lo <= TOL * hi
 }
 
 new_key_type! {
@@ -205,23 +211,21 @@ struct FlowScratch {
     new_rate: f64,
 }
 
-/// The epochs a packed mark tells apart: its upper 24 bits.
-const EPOCHS: u32 = 1 << 24;
-
 /// Buffers of one solve, reused.
 ///
-/// A stage's flags are packed with the solve's epoch in one `u32` (epoch
-/// above, flags in the low byte), in an array of their own: the walk tests
-/// the flags of many stages it does not otherwise read, and 4 bytes a
-/// stage keep those tests in the first-level cache.
+/// A stage's flags are one byte in an array of their own, cleared at the
+/// start of the next solve through the list of the stages this one
+/// flagged: the walk tests the flags of many stages it does not otherwise
+/// read, and a test is one load of a byte that stays in the first-level
+/// cache. A flow's entry is valid when its epoch is the solve's.
 #[derive(Clone, Debug, Default)]
 struct Scratch {
-    /// The solve's epoch, shifted into a mark's upper bits; a flow's
-    /// entry holds it unshifted.
+    /// The solve's epoch (never 0, which no flow entry is valid at).
     epoch: u32,
-    /// Stages whose flags this solve set: the stages it visited.
-    visited: u32,
-    smark: Vec<u32>,
+    /// Each stage's flags in this solve (0 for one it has not met).
+    sflag: Vec<u8>,
+    /// The stages whose flags this solve set: the stages it visited.
+    flagged: Vec<u32>,
     stage: Vec<StageScratch>,
     flow: Vec<FlowScratch>,
     /// Stages visited by this solve, in visiting order.
@@ -247,48 +251,47 @@ const F_SEEN: u8 = 1;
 const F_FROZEN: u8 = 2;
 const F_TOUCHED: u8 = 4;
 
-/// The flags of a packed mark if it is of `epoch`, else none.
-fn flags_of(mark: u32, epoch: u32) -> u8 {
-    if mark & !0xff == epoch { mark as u8 } else { 0 }
-}
-
 impl Scratch {
     fn begin(&mut self, n_stages: usize, n_slots: usize) {
-        self.epoch = (((self.epoch >> 8) + 1) % EPOCHS) << 8;
+        self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
-            self.smark.iter_mut().for_each(|m| *m = 0);
             self.flow.iter_mut().for_each(|e| e.epoch = 0);
-            self.epoch = 1 << 8;
+            self.epoch = 1;
         }
+        for &s in &self.flagged {
+            self.sflag[s as usize] = 0;
+        }
+        self.flagged.clear();
         if self.stage.len() < n_stages {
             self.stage.resize(n_stages, StageScratch::default());
-            self.smark.resize(n_stages, 0);
+            self.sflag.resize(n_stages, 0);
         }
         if self.flow.len() < n_slots {
             self.flow.resize(n_slots, FlowScratch::default());
         }
-        self.visited = 0;
         self.stages.clear();
         self.flows.clear();
         self.marks.clear();
     }
 
+    #[inline]
     fn sflags(&self, s: u32) -> u8 {
-        flags_of(self.smark[s as usize], self.epoch)
+        self.sflag[s as usize]
     }
 
+    #[inline]
     fn set_sflag(&mut self, s: u32, flag: u8) {
-        let m = &mut self.smark[s as usize];
-        if *m & !0xff != self.epoch {
-            *m = self.epoch;
-            self.visited += 1;
+        let m = &mut self.sflag[s as usize];
+        if *m == 0 {
+            self.flagged.push(s);
         }
-        *m |= u32::from(flag);
+        *m |= flag;
     }
 
-    /// Replaces `s`'s flags of this solve by `flags`.
+    /// Replaces `s`'s flags of this solve by `flags` (`s` is flagged).
     fn reset_sflags(&mut self, s: u32, flags: u8) {
-        self.smark[s as usize] = self.epoch | u32::from(flags);
+        debug_assert!(self.sflag[s as usize] != 0, "a reset stage is flagged");
+        self.sflag[s as usize] = flags;
     }
 
     fn fflags(&self, f: u32) -> u8 {
@@ -595,7 +598,7 @@ impl FlowSystem {
     /// flows' `bottleneck` rates it recomputed. For benches: the share of the
     /// system one update reads.
     pub fn visited_stages(&self) -> usize {
-        self.scratch.visited as usize
+        self.scratch.flagged.len()
     }
 
     /// The rate of `id` (0 before its first solve).
