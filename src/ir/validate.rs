@@ -405,6 +405,19 @@ impl Validator<'_> {
                         ),
                     );
                 }
+                if let Some(stage) = p.stages.get(spill.via)
+                    && matches!(stage.kind, StageKind::Step(_))
+                {
+                    // 0.1.0 panics when such a spill happens.
+                    self.err_help(
+                        "spill-via",
+                        "name a delay, fifo or ps stage (the link the pieces travel)",
+                        format!(
+                            "pool `{name}`: `spill … via {}` names a step stage, which runs no job without a session",
+                            stage.name
+                        ),
+                    );
+                }
                 self.scheduler_expr(
                     &spill.work,
                     Moment::Evict,

@@ -268,6 +268,18 @@ fn a_spill_chain_that_comes_back_to_a_pool_is_refused() {
 }
 
 #[test]
+fn a_spill_via_a_step_stage_is_refused() {
+    // pyserq 0.1.0 panics ("entered unreachable code") when it spills.
+    refused_for(
+        &with_b(
+            "pool kv { cap 10; spill host via e (1) when (1); } pool host { cap 100; } stage e : step { cost 1; } stage d : delay; session { hold kv (6) { run d (1); } cache (6); }",
+        ),
+        "spill-via",
+        &["pool `kv`", "via e", "step stage"],
+    );
+}
+
+#[test]
 fn context_variables_are_read_only_at_their_moment() {
     let cases = [
         (
