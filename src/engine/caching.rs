@@ -282,7 +282,7 @@ fn spill_piece(
         evict_to(code, sim, to, room, depth + 1)?;
     }
     if entry.dead {
-        let origin = (p as u32, entry.order);
+        let origin = (p as u32, entry.id);
         sim.kv.cache[to].add_dead_piece(origin, session, entry.owner, piece, now);
     } else {
         sim.kv.cache[to].add_piece(session, entry.owner, piece, now);

@@ -32,13 +32,17 @@ pub struct Entry<O> {
     pub released: f64,
     /// Its place in release order.
     pub order: u64,
+    /// Its identity: its place in release order when it was created. An
+    /// entry that spilled pieces are added to moves in release order but
+    /// keeps it (the next pool of a spill chain gathers its pieces by it).
+    pub id: u64,
     /// A dead entry: what a `reuse` left unconsumed. It counts in the
     /// cache's total and is evictable, but it is nobody's `cachedin` and
     /// `drop` does not remove it.
     pub dead: bool,
     /// For a dead entry of a spill target: the dead entry of another pool
     /// whose spilled pieces it gathers (that pool member, and the entry's
-    /// place in its release order).
+    /// `id`).
     pub origin: Option<(u32, u64)>,
 }
 
@@ -176,16 +180,17 @@ impl<O> Cache<O> {
     /// (created if absent), whose release time becomes `now`, so it moves
     /// to the end of the release order.
     pub fn add_piece(&mut self, session: u64, owner: O, piece: f64, now: f64) {
-        let units = match self.live.remove(&session) {
-            Some(old) => self.remove(old).map_or(0.0, |e| e.units),
-            None => 0.0,
+        let (units, id) = match self.live.remove(&session).and_then(|old| self.remove(old)) {
+            Some(e) => (e.units, Some(e.id)),
+            None => (0.0, None),
         };
-        self.insert(session, owner, units + piece, now);
+        let order = self.push(session, owner, units + piece, now, id, None);
+        self.live.insert(session, order);
     }
 
     /// A spilled piece of a dead entry arrives: it stays dead here, added to
     /// the dead entry that gathers the pieces of that same entry (created if
-    /// absent; `origin` names it: its pool member and its place in that
+    /// absent; `origin` names it: its pool member and its `id` in that
     /// pool's release order), whose release time becomes `now`. 0.1.0 keeps
     /// such pieces out of the session's live entry (nobody's `cachedin`, no
     /// `reuse` consumes them).
@@ -197,11 +202,15 @@ impl<O> Cache<O> {
         piece: f64,
         now: f64,
     ) {
-        let units = match self.dead_of.remove(&origin) {
-            Some(old) => self.remove(old).map_or(0.0, |e| e.units),
-            None => 0.0,
+        let (units, id) = match self
+            .dead_of
+            .remove(&origin)
+            .and_then(|old| self.remove(old))
+        {
+            Some(e) => (e.units, Some(e.id)),
+            None => (0.0, None),
         };
-        let order = self.push(session, owner, units + piece, now, Some(origin));
+        let order = self.push(session, owner, units + piece, now, id, Some(origin));
         self.dead_of.insert(origin, order);
     }
 
@@ -281,18 +290,20 @@ impl<O> Cache<O> {
     }
 
     fn insert(&mut self, session: u64, owner: O, units: f64, now: f64) {
-        let order = self.push(session, owner, units, now, None);
+        let order = self.push(session, owner, units, now, None, None);
         self.live.insert(session, order);
     }
 
     /// A new entry at the end of the release order (dead when it has an
-    /// `origin`), and its place there.
+    /// `origin`; a new `id` unless it continues an entry), and its place
+    /// there.
     fn push(
         &mut self,
         session: u64,
         owner: O,
         units: f64,
         now: f64,
+        id: Option<u64>,
         origin: Option<(u32, u64)>,
     ) -> u64 {
         let order = self.next_order;
@@ -305,6 +316,7 @@ impl<O> Cache<O> {
                 units,
                 released: now,
                 order,
+                id: id.unwrap_or(order),
                 dead: origin.is_some(),
                 origin,
             },
