@@ -475,6 +475,10 @@ mod tests {
             gathered,
             [(2.0, 1.0, false), (4.0, 3.0, true), (2.0, 3.0, true)]
         );
+        // The gathering entry moved in release order but kept its identity,
+        // by which a next pool of the chain gathers its own pieces.
+        let ids: Vec<u64> = c.entries().map(|e| e.id).collect();
+        assert_eq!(ids, [0, 1, 3]);
         // Consuming the live entry leaves the dead ones; once one is evicted
         // whole, a later piece of its entry starts a new dead entry.
         assert_eq!(c.consume(0, f64::INFINITY, Block::new(None), no_owner), 2.0);
