@@ -483,13 +483,7 @@ mod tests {
         // whole, a later piece of its entry starts a new dead entry.
         assert_eq!(c.consume(0, f64::INFINITY, Block::new(None), no_owner), 2.0);
         let evicted = c.evict_lru(room(10.0, 0.0, 5.0), Block::new(None), |_, _| {});
-        assert_eq!(
-            evicted,
-            Evicted {
-                entries: 1,
-                units: 4.0
-            }
-        );
+        assert_eq!((evicted.entries, evicted.units), (1, 4.0));
         c.add_dead_piece((0, 7), 0, (), 1.0, 4.0);
         assert_eq!((c.total(), c.len()), (3.0, 2));
     }
