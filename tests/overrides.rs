@@ -339,15 +339,15 @@ fn a_def_override_is_refused_for_an_unknown_name_a_statement_def_and_bad_text() 
 fn serq_run_and_check_take_def_overrides() {
     let path = program_file(
         "def.sq",
-        "def cost(n) = n + 1;\nstage s : delay;\nworkload { arrive batch(1); }\n\
-         session { run s (cost(2)); observe t = now; }\nrun { horizon 100; }\n",
+        "def step_time(n) = n + 1;\nstage s : delay;\nworkload { arrive batch(1); }\n\
+         session { run s (step_time(2)); observe t = now; }\nrun { horizon 100; }\n",
     );
-    // cost(2) = 2 * 10 with the new body: the run ends at 20.
+    // step_time(2) = 2 * 10 with the new body: the run ends at 20.
     let out = serq(&[
         "run".as_ref(),
         path.as_os_str(),
         "--def".as_ref(),
-        "cost=n * 10".as_ref(),
+        "step_time=n * 10".as_ref(),
         "--json".as_ref(),
     ]);
     assert!(

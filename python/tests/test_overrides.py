@@ -9,10 +9,10 @@ import pytest
 import serq
 
 DEF_PROGRAM = """
-def cost(x) = x + 1;
+def step_time(x) = x + 1;
 stage s : delay;
 workload { arrive batch(2); }
-session { run s (cost(serial)); observe done = now; }
+session { run s (step_time(serial)); observe done = now; }
 run { horizon 10; }
 """
 
@@ -29,16 +29,16 @@ CSV = "session,turn,new,out,think\n7,0,100,20,1.5\n7,1,50,10,0\n3,0,300,40,0,1\n
 def test_defs_replace_a_definitions_body_as_def_does(run_cli, tmp_path):
     path = tmp_path / "cost.sq"
     path.write_text(DEF_PROGRAM)
-    report = serq.run(serq.compile(path, defs={"cost": "2 * x + 3"}))
+    report = serq.run(serq.compile(path, defs={"step_time": "2 * x + 3"}))
     # Session k runs for 2k + 3: done at 3 and 5 (the text's body gives 1 and 2).
     assert report.observe("done").samples == [3.0, 5.0]
     assert serq.run(serq.compile(path)).observe("done").samples == [1.0, 2.0]
-    assert report.json() + "\n" == run_cli("run", "--json", str(path), "--def", "cost=2 * x + 3")
+    assert report.json() + "\n" == run_cli("run", "--json", str(path), "--def", "step_time=2 * x + 3")
 
 
 def test_a_def_that_is_not_an_expression_is_a_compile_error():
-    with pytest.raises(serq.CompileError, match="cost"):
-        serq.compile(source=DEF_PROGRAM, defs={"cost": "run s (1)"})
+    with pytest.raises(serq.CompileError, match="step_time"):
+        serq.compile(source=DEF_PROGRAM, defs={"step_time": "run s (1)"})
     with pytest.raises(serq.CompileError, match="nope"):
         serq.compile(source=DEF_PROGRAM, defs={"nope": "1"})
 

@@ -157,11 +157,11 @@ def test_the_rows_are_serq_sweeps_csv_percentiles_and_stability_included(run_cli
 
 def test_a_swept_file_reads_its_libraries_beside_it(tmp_path, monkeypatch):
     (tmp_path / "lib").mkdir()
-    (tmp_path / "lib" / "cost.sq").write_text("def cost(d) = 2 * d;\n")
+    (tmp_path / "lib" / "cost.sq").write_text("def step_time(d) = 2 * d;\n")
     path = tmp_path / "main.sq"
     path.write_text(
         'use "lib/cost.sq";\nlet d = 1;\nstage s : delay;\nworkload { arrive batch(1); }\n'
-        "session { run s (cost(d)); observe response = now; }\nrun { horizon 10; }\n"
+        "session { run s (step_time(d)); observe response = now; }\nrun { horizon 10; }\n"
     )
     monkeypatch.chdir(PYTHON_DIR)
     rows = serq.sweep(path, grid={"d": [1, 3]})

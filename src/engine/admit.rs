@@ -93,12 +93,16 @@ fn pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
 
 /// The head of pool `p`'s queue and its place in it: the first in join
 /// order, or under `queue by (k…)` the one of the smallest key tuple at the
-/// Admit moment (`waited` the time it has waited; ties in join order).
+/// Admit moment (`waited` the time it has waited; ties in join order). A
+/// preemption victim at the front comes before any key (0.1.0's order).
 pub fn head(code: &Code, sim: &mut Sim, p: usize) -> Result<Option<(Entity, usize)>, RunError> {
     let Some(keys) = &code.pools[p].queue else {
         return Ok(front(sim, sim.members.pools[p], false).map(|e| (e, 0)));
     };
     let n = match sim.store.pools.get(sim.members.pools[p]) {
+        Ok((waiters, _)) if waiters.requeued > 0 => {
+            return Ok(waiters.queue.front().map(|&e| (e, 0)));
+        }
         Ok((waiters, _)) => waiters.queue.len(),
         Err(_) => return Err(lost("pool", sim.clock.now)),
     };
@@ -292,11 +296,7 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
             return Err(lost("pool", now));
         };
         if i == 0 {
-            if k == 0 {
-                waiters.queue.pop_front();
-            } else {
-                waiters.queue.remove(k);
-            }
+            waiters.remove_at(k);
             let len = waiters.queue.len();
             sim.levels.set_queued(&mut stats, p, now, len);
             if now >= warmup {

@@ -25,9 +25,10 @@ use super::sim::{Outside, OutsideAttrs, RunStream, Sim, lost};
 use super::stage::{Service, join};
 use crate::ir::Ctx;
 
-/// Pieces evicted from one pool and waiting for their spill clause:
-/// (session, owner, piece, the entry's release time).
-type Pieces = Vec<(u64, Owner, f64, f64)>;
+/// Pieces evicted from one pool and waiting for their spill clause: each
+/// as the entry it came from (its session, owner, release time, place in
+/// release order and deadness), with the piece's units.
+type Pieces = Vec<Entry<Owner>>;
 
 /// What a new entry of session `e` in pool `p` keeps of its owner: the
 /// session itself while it lives, if the pool's keys read owners.
@@ -166,7 +167,10 @@ fn evict_to(code: &Code, sim: &mut Sim, p: usize, room: f64, depth: u32) -> Resu
     let mut cache = std::mem::take(&mut sim.kv.cache[p]);
     let mut on_piece = |entry: &Entry<Owner>, piece: f64| {
         if spills {
-            pieces.push((entry.session, entry.owner.clone(), piece, entry.released));
+            pieces.push(Entry {
+                units: piece,
+                ..entry.clone()
+            });
         }
     };
     let evicted = match &code.pools[p].evict {
@@ -205,15 +209,7 @@ fn evict_to(code: &Code, sim: &mut Sim, p: usize, room: f64, depth: u32) -> Resu
     figures.evicted_units += evicted.units;
     sim.kv.note_cached(p, now);
     if let Some(spill) = &code.pools[p].spill {
-        for (session, owner, piece, released) in pieces {
-            let entry = Entry {
-                session,
-                owner,
-                units: piece,
-                released,
-                order: 0,
-                dead: false,
-            };
+        for entry in pieces {
             spill_piece(code, sim, p, spill, entry, depth)?;
         }
     }
@@ -285,7 +281,12 @@ fn spill_piece(
         let room = room(sim.levels.cap[to], sim.levels.used[to], 0.0);
         evict_to(code, sim, to, room, depth + 1)?;
     }
-    sim.kv.cache[to].add_piece(session, entry.owner, piece, now);
+    if entry.dead {
+        let origin = (p as u32, entry.id);
+        sim.kv.cache[to].add_dead_piece(origin, session, entry.owner, piece, now);
+    } else {
+        sim.kv.cache[to].add_piece(session, entry.owner, piece, now);
+    }
     sim.kv.note_cached(to, now);
     if work.is_nan() || work < 0.0 {
         return Err(sim.error(format!(

@@ -49,6 +49,30 @@ pub struct Waiters {
     pub stalled: VecDeque<Entity>,
     /// The head that provably still does not fit, if known.
     pub blocked: Option<Blocked>,
+    /// How many holds at the queue's front are preemption victims, each
+    /// pushed there when taken (the last taken first). 0.1.0 serves them
+    /// before a `queue by` order, which ranks only the holds behind them.
+    pub requeued: usize,
+}
+
+impl Waiters {
+    /// Puts a preemption victim's hold at the queue's front.
+    pub fn push_victim(&mut self, e: Entity) {
+        self.queue.push_front(e);
+        self.requeued += 1;
+    }
+
+    /// Takes the hold at place `k` out of the queue.
+    pub fn remove_at(&mut self, k: usize) {
+        if k == 0 {
+            self.queue.pop_front();
+        } else {
+            self.queue.remove(k);
+        }
+        if k < self.requeued {
+            self.requeued -= 1;
+        }
+    }
 }
 
 /// A pool member's figures.

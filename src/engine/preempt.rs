@@ -181,7 +181,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
             if let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first])
                 && let Some(k) = waiters.queue.iter().position(|&x| x == v)
             {
-                waiters.queue.remove(k);
+                waiters.remove_at(k);
                 let len = waiters.queue.len();
                 sim.levels.set_queued(&mut stats, first, now, len);
             }
@@ -283,7 +283,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
         };
     }
     if let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first]) {
-        waiters.queue.push_front(v);
+        waiters.push_victim(v);
         let len = waiters.queue.len();
         sim.levels.set_queued(&mut stats, first, now, len);
     }
@@ -332,7 +332,7 @@ fn reject_again(
     if let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first])
         && let Some(k) = waiters.queue.iter().position(|&x| x == v)
     {
-        waiters.queue.remove(k);
+        waiters.remove_at(k);
         let len = waiters.queue.len();
         sim.levels.set_queued(&mut stats, first, now, len);
     }

@@ -165,6 +165,7 @@ impl Validator<'_> {
         }
         self.hidden_slots();
         self.pools();
+        self.spill_cycles();
         self.stages();
         self.arrival();
         self.run_options();
@@ -404,6 +405,19 @@ impl Validator<'_> {
                         ),
                     );
                 }
+                if let Some(stage) = p.stages.get(spill.via)
+                    && matches!(stage.kind, StageKind::Step(_))
+                {
+                    // 0.1.0 panics when such a spill happens.
+                    self.err_help(
+                        "spill-via",
+                        "name a delay, fifo or ps stage (the link the pieces travel)",
+                        format!(
+                            "pool `{name}`: `spill … via {}` names a step stage, which runs no job without a session",
+                            stage.name
+                        ),
+                    );
+                }
                 self.scheduler_expr(
                     &spill.work,
                     Moment::Evict,
@@ -431,6 +445,52 @@ impl Validator<'_> {
                     ),
                     Some(_) => {}
                 }
+            }
+        }
+    }
+
+    /// Refuses a chain of spills that comes back to a pool (`spill kv`
+    /// in kv, or a → b → a): a piece evicted from a tier would return to
+    /// it, and 0.1.0 loops for ever once it spills. A `when (0)` clause
+    /// never spills, so it closes no cycle.
+    fn spill_cycles(&mut self) {
+        let p = self.p;
+        let next = |i: usize| {
+            p.pools[i]
+                .spill
+                .as_ref()
+                .filter(|s| !matches!(s.when, Expr::Num(x) if x == 0.0))
+                .map(|s| s.to)
+                .filter(|&t| t < p.pools.len())
+        };
+        for start in 0..p.pools.len() {
+            let mut path = vec![start];
+            let mut at = start;
+            while let Some(t) = next(at) {
+                // A cycle is reported once, from its first pool.
+                if t < start || path.len() > p.pools.len() {
+                    break;
+                }
+                path.push(t);
+                if t == start {
+                    let chain: Vec<String> = path
+                        .iter()
+                        .map(|&i| format!("`{}`", p.pools[i].name))
+                        .collect();
+                    let name = &p.pools[start].name;
+                    let message = if path.len() == 2 {
+                        format!("pool `{name}` spills into itself")
+                    } else {
+                        format!("pool `{name}` spills in a cycle: {}", chain.join(" -> "))
+                    };
+                    self.err_help(
+                        "spill-cycle",
+                        "spills go down a chain of tiers (GPU -> host -> disk) that ends at a pool without `spill`",
+                        message,
+                    );
+                    break;
+                }
+                at = t;
             }
         }
     }

@@ -49,6 +49,19 @@ pub struct Defs {
     reported_size: Cell<bool>,
 }
 
+/// The refusal of a `def` or `def` parameter named by a word of the
+/// language (`def serve(x)`, `def f(run)`): the reference refuses both, and
+/// a `def min` would hide the function.
+fn language_word(code: &'static str, name: &str, what: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(
+        code,
+        span,
+        format!("{what} `{name}` is a word of the language; choose another name"),
+    )
+    .with_label("a word of the language")
+    .with_help(format!("rename it, e.g. `{name}_`"))
+}
+
 /// Parameter name -> argument expression.
 pub(super) type Subst<'a> = BTreeMap<&'a str, &'a Expr>;
 
@@ -87,7 +100,15 @@ impl Defs {
         let mut defs = Defs::default();
         for (k, (name, params, body)) in decls.into_iter().enumerate() {
             let body = replacements.get(name.name.as_str()).unwrap_or(body);
-            names::check_bound(&name.name, "def", name.span, diags);
+            if let Some(d) = names::hides(&name.name, "def", name.span)
+                .or_else(|| names::retired(&name.name, name.span))
+                .or_else(|| {
+                    names::is_def_word(&name.name)
+                        .then(|| language_word("def-name", &name.name, "def", name.span))
+                })
+            {
+                diags.push(d);
+            }
             if let Some((_, l)) = lets.get(&name.name) {
                 diags.push(
                     Diagnostic::new(
@@ -108,17 +129,13 @@ impl Defs {
                 }
                 if let Some(d) = names::hides(&p.name, "def parameter", p.span)
                     .or_else(|| names::retired(&p.name, p.span))
+                    .or_else(|| {
+                        names::is_language_word(&p.name).then(|| {
+                            language_word("def-parameter", &p.name, "def parameter", p.span)
+                        })
+                    })
                 {
                     diags.push(d);
-                } else if names::is_language_word(&p.name) {
-                    diags.push(Diagnostic::new(
-                        "def-parameter",
-                        p.span,
-                        format!(
-                            "def parameter `{}` is a word of the language; choose another name",
-                            p.name
-                        ),
-                    ));
                 }
             }
             let mut uses = Vec::new();

@@ -1,6 +1,6 @@
 //! The words of the language and the checks every bound name passes:
 //! retired words, names that would hide `now`, `inf` or `present`, words a
-//! `def` parameter may not be, and the did-you-mean note for unknown names.
+//! `def` or its parameter may not be, and the did-you-mean note for unknown names.
 //!
 //! Architecture invariant: pure functions over strings; no tables of the
 //! program being linked live here.
@@ -80,9 +80,19 @@ const MORE_WORDS: &[&str] = &[
     "bernoulli",
 ];
 
+/// Distribution names a `def` parameter may take but a `def` may not (the
+/// reference's rule; `exp` and `bernoulli` are words for both).
+const DISTRIBUTIONS: &[&str] = &["det", "uniform", "erlang", "h2"];
+
 /// Whether `name` is a word of the language (a `def` parameter may not be one).
 pub fn is_language_word(name: &str) -> bool {
     KEYWORDS.contains(&name) || MORE_WORDS.contains(&name)
+}
+
+/// Whether a `def` may not be named `name`: a word of the language or a
+/// distribution's name.
+pub fn is_def_word(name: &str) -> bool {
+    is_language_word(name) || DISTRIBUTIONS.contains(&name)
 }
 
 /// The refusal of a retired word used as a name, if `name` is one.

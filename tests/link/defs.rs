@@ -41,6 +41,20 @@ fn def_rules_are_checked() {
         &with_b("def f(run)=run;"),
         &["`run` is a word of the language"],
     );
+    // pyserq 0.1.0 refuses a def named by a word of the language, the
+    // distributions included (`det` is a fine parameter, not a def name).
+    refused(
+        &with_b("def serve(x)=x; session { set y = serve(1); }"),
+        &["def `serve`", "word of the language"],
+    );
+    refused(
+        &with_b("def min(x)=x; session { set y = min(1); }"),
+        &["def `min`", "word of the language"],
+    );
+    refused(
+        &with_b("def det(x)=x; session { set y = det(1); }"),
+        &["def `det`", "word of the language"],
+    );
     refused(&with_b("def f(x, x)=x;"), &["parameter `x`", "twice"]);
     refused(&with_b("def f(x)=x; def f(y)=y;"), &["def `f`", "twice"]);
     refused(&with_b("let f = 1; def f(x)=x;"), &["`f`", "def", "let"]);

@@ -229,6 +229,57 @@ fn admit_via_a_stage_that_is_not_a_step_stage_is_refused() {
 }
 
 #[test]
+fn a_spill_chain_that_comes_back_to_a_pool_is_refused() {
+    // pyserq 0.1.0 loops for ever once such a chain spills (checked on a
+    // pool spilling into itself and on a -> b -> a, both full).
+    let session = "stage d : delay; session { hold a (6) { run d (1); } cache (6); }";
+    refused_for(
+        &with_b(&format!(
+            "pool a {{ cap 10; spill a via d (1) when (1); }} {session}"
+        )),
+        "spill-cycle",
+        &["pool `a` spills into itself"],
+    );
+    refused_for(
+        &with_b(&format!(
+            "pool a {{ cap 10; spill b via d (1) when (size > 1); }} \
+             pool b {{ cap 4; spill c via d (1) when (1); }} \
+             pool c {{ cap 4; spill b via d (1) when (1); }} {session}"
+        )),
+        "spill-cycle",
+        &["pool `b` spills in a cycle", "`b` -> `c` -> `b`"],
+    );
+    // A family's members all spill to the target family's first member.
+    refused_for(
+        &with_b(
+            "pool a[2] { cap 10; spill a via d (1) when (1); } stage d : delay; session { hold a[1] (6) { run d (1); } cache (6); }",
+        ),
+        "spill-cycle",
+        &["pool `a` spills into itself"],
+    );
+    // A chain down the tiers links, and so does a clause that never spills.
+    linked(&with_b(&format!(
+        "pool a {{ cap 10; spill b via d (1) when (1); }} pool b {{ cap 4; spill c via d (1) when (1); }} \
+         pool c {{ cap 4; }} {session}"
+    )));
+    linked(&with_b(&format!(
+        "pool a {{ cap 10; spill a via d (1) when (0); }} {session}"
+    )));
+}
+
+#[test]
+fn a_spill_via_a_step_stage_is_refused() {
+    // pyserq 0.1.0 panics ("entered unreachable code") when it spills.
+    refused_for(
+        &with_b(
+            "pool kv { cap 10; spill host via e (1) when (1); } pool host { cap 100; } stage e : step { cost 1; } stage d : delay; session { hold kv (6) { run d (1); } cache (6); }",
+        ),
+        "spill-via",
+        &["pool `kv`", "via e", "step stage"],
+    );
+}
+
+#[test]
 fn context_variables_are_read_only_at_their_moment() {
     let cases = [
         (

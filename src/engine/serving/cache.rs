@@ -32,10 +32,18 @@ pub struct Entry<O> {
     pub released: f64,
     /// Its place in release order.
     pub order: u64,
+    /// Its identity: its place in release order when it was created. An
+    /// entry that spilled pieces are added to moves in release order but
+    /// keeps it (the next pool of a spill chain gathers its pieces by it).
+    pub id: u64,
     /// A dead entry: what a `reuse` left unconsumed. It counts in the
     /// cache's total and is evictable, but it is nobody's `cachedin` and
     /// `drop` does not remove it.
     pub dead: bool,
+    /// For a dead entry of a spill target: the dead entry of another pool
+    /// whose spilled pieces it gathers (that pool member, and the entry's
+    /// `id`).
+    pub origin: Option<(u32, u64)>,
 }
 
 /// What one eviction pass removed.
@@ -52,6 +60,8 @@ pub struct Evicted {
 pub struct Cache<O> {
     entries: BTreeMap<u64, Entry<O>>,
     live: HashMap<u64, u64>,
+    /// The dead entries gathering spilled pieces, by the entry they come from.
+    dead_of: HashMap<(u32, u64), u64>,
     total: f64,
     next_order: u64,
 }
@@ -61,6 +71,7 @@ impl<O> Default for Cache<O> {
         Cache {
             entries: BTreeMap::new(),
             live: HashMap::new(),
+            dead_of: HashMap::new(),
             total: 0.0,
             next_order: 0,
         }
@@ -169,11 +180,38 @@ impl<O> Cache<O> {
     /// (created if absent), whose release time becomes `now`, so it moves
     /// to the end of the release order.
     pub fn add_piece(&mut self, session: u64, owner: O, piece: f64, now: f64) {
-        let units = match self.live.remove(&session) {
-            Some(old) => self.remove(old).map_or(0.0, |e| e.units),
-            None => 0.0,
+        let (units, id) = match self.live.remove(&session).and_then(|old| self.remove(old)) {
+            Some(e) => (e.units, Some(e.id)),
+            None => (0.0, None),
         };
-        self.insert(session, owner, units + piece, now);
+        let order = self.push(session, owner, units + piece, now, id, None);
+        self.live.insert(session, order);
+    }
+
+    /// A spilled piece of a dead entry arrives: it stays dead here, added to
+    /// the dead entry that gathers the pieces of that same entry (created if
+    /// absent; `origin` names it: its pool member and its `id` in that
+    /// pool's release order), whose release time becomes `now`. 0.1.0 keeps
+    /// such pieces out of the session's live entry (nobody's `cachedin`, no
+    /// `reuse` consumes them).
+    pub fn add_dead_piece(
+        &mut self,
+        origin: (u32, u64),
+        session: u64,
+        owner: O,
+        piece: f64,
+        now: f64,
+    ) {
+        let (units, id) = match self
+            .dead_of
+            .remove(&origin)
+            .and_then(|old| self.remove(old))
+        {
+            Some(e) => (e.units, Some(e.id)),
+            None => (0.0, None),
+        };
+        let order = self.push(session, owner, units + piece, now, id, Some(origin));
+        self.dead_of.insert(origin, order);
     }
 
     /// Evicts pieces (a block, or a whole entry without blocks) while the
@@ -252,6 +290,22 @@ impl<O> Cache<O> {
     }
 
     fn insert(&mut self, session: u64, owner: O, units: f64, now: f64) {
+        let order = self.push(session, owner, units, now, None, None);
+        self.live.insert(session, order);
+    }
+
+    /// A new entry at the end of the release order (dead when it has an
+    /// `origin`; a new `id` unless it continues an entry), and its place
+    /// there.
+    fn push(
+        &mut self,
+        session: u64,
+        owner: O,
+        units: f64,
+        now: f64,
+        id: Option<u64>,
+        origin: Option<(u32, u64)>,
+    ) -> u64 {
         let order = self.next_order;
         self.next_order += 1;
         self.entries.insert(
@@ -262,15 +316,20 @@ impl<O> Cache<O> {
                 units,
                 released: now,
                 order,
-                dead: false,
+                id: id.unwrap_or(order),
+                dead: origin.is_some(),
+                origin,
             },
         );
-        self.live.insert(session, order);
         self.total += units;
+        order
     }
 
     fn remove(&mut self, order: u64) -> Option<Entry<O>> {
         let entry = self.entries.remove(&order)?;
+        if let Some(origin) = entry.origin {
+            self.dead_of.remove(&origin);
+        }
         self.total -= entry.units;
         if self.entries.is_empty() {
             // Sums of floating-point units drift; an empty cache holds 0.
@@ -397,6 +456,36 @@ mod tests {
             }
         );
         assert_eq!((c.live_units(0), c.total()), (2.0, 2.0));
+    }
+
+    #[test]
+    fn a_dead_entrys_spilled_pieces_stay_dead_and_gather_by_their_entry() {
+        // tests/serving/spill_dead_pieces_stay_dead: pieces of one dead
+        // entry gather in one dead entry (released at the latest piece),
+        // apart from the session's live entry and from another dead one's.
+        let mut c: Cache<()> = Cache::new();
+        c.add_piece(0, (), 2.0, 1.0);
+        c.add_dead_piece((0, 7), 0, (), 2.0, 1.5);
+        c.add_dead_piece((0, 7), 0, (), 2.0, 3.0);
+        c.add_dead_piece((0, 9), 0, (), 2.0, 3.0);
+        assert_eq!((c.live_units(0), c.total(), c.len()), (2.0, 8.0, 3));
+        let gathered: Vec<(f64, f64, bool)> =
+            c.entries().map(|e| (e.units, e.released, e.dead)).collect();
+        assert_eq!(
+            gathered,
+            [(2.0, 1.0, false), (4.0, 3.0, true), (2.0, 3.0, true)]
+        );
+        // The gathering entry moved in release order but kept its identity,
+        // by which a next pool of the chain gathers its own pieces.
+        let ids: Vec<u64> = c.entries().map(|e| e.id).collect();
+        assert_eq!(ids, [0, 1, 3]);
+        // Consuming the live entry leaves the dead ones; once one is evicted
+        // whole, a later piece of its entry starts a new dead entry.
+        assert_eq!(c.consume(0, f64::INFINITY, Block::new(None), no_owner), 2.0);
+        let evicted = c.evict_lru(room(10.0, 0.0, 5.0), Block::new(None), |_, _| {});
+        assert_eq!((evicted.entries, evicted.units), (1, 4.0));
+        c.add_dead_piece((0, 7), 0, (), 1.0, 4.0);
+        assert_eq!((c.total(), c.len()), (3.0, 2));
     }
 
     #[test]

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Differential run: one serq program in serq and in the reference
+implementation (pyserq 0.1.0), every field of the two reports compared.
+
+usage: /work/main/.venv-ref/bin/python tools/serving/diff.py [--serq CMD]
+       [--timeout S] FILE.sq ...
+
+For a deterministic program (regen.py's test) every field the reference
+reports is compared within 1e-9 (absolute or relative), `events` and
+`seed` excepted (§10 Q10), plus each observation's sorted samples; for a
+stochastic one, as check.py compares it (each observation's mean within
+max(3 x the reference's ci, 5%), each stage's utilization within 0.03).
+A program both refuse is "both reject" with the two messages' first
+lines; one refused by one side only is a difference. One line per file
+(AGREE, or DIFF with every difference); the exit status is 1 if any
+differs. A tool for finding bugs: no test calls it.
+"""
+import argparse
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import regen  # noqa: E402  (run_child, looks_stochastic)
+
+TOL = 1e-9
+SKIP = {"events", "seed"}
+
+
+def close(e, a):
+    if e is None:
+        return a is None or (isinstance(a, float) and math.isnan(a))
+    if isinstance(e, (int, float)) and isinstance(a, (int, float)):
+        if math.isinf(e) or math.isinf(a):
+            return e == a
+        d = abs(e - a)
+        return d <= TOL or d <= TOL * max(abs(e), abs(a))
+    if isinstance(e, str) and e in ("inf", "-inf") and a is None:
+        return True
+    return e == a
+
+
+def walk(e, a, where, out):
+    if isinstance(e, dict):
+        if not isinstance(a, dict):
+            out.append("%s: expected an object" % where)
+            return
+        for k, v in e.items():
+            if k in SKIP:
+                continue
+            if k not in a:
+                out.append("%s.%s missing" % (where, k))
+                continue
+            walk(v, a[k], "%s.%s" % (where, k), out)
+    elif isinstance(e, list):
+        if not isinstance(a, list) or len(a) != len(e):
+            out.append("%s: length %d vs %s" % (where, len(e), len(a) if isinstance(a, list) else "?"))
+            return
+        for i, (x, y) in enumerate(zip(e, a)):
+            walk(x, y, "%s[%d]" % (where, i), out)
+    elif not close(e, a):
+        out.append("%s: ref %r serq %r" % (where, e, a))
+
+
+def stochastic_diffs(e, a, out):
+    for name, obs in e.get("observes", {}).items():
+        m, ci = obs.get("mean"), obs.get("ci")
+        am = a.get("observes", {}).get(name, {}).get("mean")
+        if m is None or am is None:
+            if (m is None) != (am is None):
+                out.append("observes.%s.mean: ref %r serq %r" % (name, m, am))
+            continue
+        tol = max(3 * (ci or 0), 0.05 * abs(m))
+        if abs(m - am) > tol:
+            out.append("observes.%s.mean: ref %r±%r serq %r" % (name, m, tol, am))
+    for i, st in enumerate(e.get("stages", [])):
+        u = st.get("utilization")
+        au = a["stages"][i].get("utilization") if i < len(a.get("stages", [])) else None
+        if u is not None and au is not None and abs(u - au) > 0.03:
+            out.append("stages[%d].utilization: ref %r serq %r" % (i, u, au))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--serq", default="target/release/serq")
+    ap.add_argument("--timeout", type=float, default=30.0)
+    ap.add_argument("files", nargs="+")
+    args = ap.parse_args()
+    bad = 0
+    for path in args.files:
+        ref = regen.run_child(path, None, args.timeout)
+        p = subprocess.run(shlex.split(args.serq) + ["run", "--json", "--samples", path],
+                           capture_output=True, text=True, timeout=120)
+        out = []
+        if ref[0] != "ok" or p.returncode != 0:
+            rmsg = ref[1].strip().splitlines()[0] if ref[0] != "ok" and ref[1].strip() else ref[0]
+            smsg = (p.stderr.strip().splitlines() or ["?"])[0] if p.returncode else "ok"
+            if ref[0] != "ok" and p.returncode != 0:
+                print("%s: both reject\n   ref:  %s\n   serq: %s" % (path, rmsg, smsg))
+            else:
+                bad += 1
+                print("%s: DIFF ref %s / serq %s\n   ref:  %s\n   serq: %s" % (
+                    path, ref[0], "rc=%d" % p.returncode, rmsg, smsg))
+            continue
+        _, report, samples = ref
+        act = json.loads(p.stdout)
+        text = open(path).read()
+        stochastic = regen.looks_stochastic(text)
+        if stochastic:
+            stochastic_diffs(report, act, out)
+        else:
+            walk(report, act, "report", out)
+            for name, vals in samples.items():
+                got = sorted(float("inf") if v is None else v for v in act.get("observes", {}).get(name, {}).get("samples") or [])
+                if len(got) != len(vals) or not all(close(x, y) for x, y in zip(vals, got)):
+                    out.append("samples.%s differ (%d vs %d)" % (name, len(vals), len(got)))
+        if out:
+            bad += 1
+            print("%s: DIFF (%s)" % (path, "stochastic" if stochastic else "deterministic"))
+            for line in out[:12]:
+                print("   " + line)
+        else:
+            print("%s: AGREE (%s)" % (path, "stochastic" if stochastic else "deterministic"))
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
