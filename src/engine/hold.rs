@@ -17,7 +17,7 @@ use super::eval::{member, member_at};
 use super::events::EventKind;
 use super::interface::RunError;
 use super::preempt::{Fit, make_fit};
-use super::session::{HoldFrame, Lease, Wait};
+use super::session::{Amounts, HoldFrame, Lease, Wait};
 use super::sim::{Sim, check_amount, lost, take_holding};
 use crate::ir;
 
@@ -63,19 +63,26 @@ pub fn join_hold(
     e: Entity,
     at: (usize, usize),
 ) -> Result<Step, RunError> {
-    let Stmt::Hold { pools, .. } = &code.blocks[at.0][at.1] else {
+    let Stmt::Hold {
+        pools,
+        reads_no_state,
+        ..
+    } = &code.blocks[at.0][at.1]
+    else {
         return Ok(Step::Next);
     };
     let mut members: SmallVec<[u32; 4]> = SmallVec::new();
     let mut rejected_at = None;
+    let mut known = None;
     for (k, hp) in pools.iter().enumerate() {
         let p = member_in(sim, e, at, &hp.pool, "pool")?;
         let (u, r) = units_of(code, sim, e, at, k)?;
-        let (_, gate) = rounded(sim, p, u, r);
+        let (units, gate) = rounded(sim, p, u, r);
         if rejected_at.is_none() && gate > sim.levels.cap[p] {
             rejected_at = Some(p);
         }
         members.push(p as u32);
+        known = Some(Amounts { units, gate });
     }
     let now = sim.clock.now;
     if let Some(p) = rejected_at {
@@ -93,18 +100,24 @@ pub fn join_hold(
     };
     dealings.get().wait = Wait::Hold {
         at,
+        known: known.filter(|_| *reads_no_state && members.len() == 1),
         pools: members,
         joined: now,
     };
-    let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first as usize])
-    else {
+    let first = first as usize;
+    let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first]) else {
         return Err(lost("pool", now));
     };
+    let behind = !waiters.queue.is_empty() && code.pools[first].queue.is_none();
     waiters.queue.push_back(e);
     let len = waiters.queue.len();
-    sim.levels.set_queued(&mut stats, first as usize, now, len);
-    sim.waiting.insert(first as usize);
-    if let Some(s) = code.pools[first as usize].admit_via {
+    sim.levels.set_queued(&mut stats, first, now, len);
+    // Behind a join-order queue's head the pool's state stays as it is:
+    // asleep if its head provably does not fit.
+    if !behind {
+        sim.waiting.insert(first);
+    }
+    if let Some(s) = code.pools[first].admit_via {
         sim.dirty.engines.insert(s as usize);
     }
     Ok(Step::Stop)
