@@ -198,15 +198,21 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
 /// A hold's body ended: `computed` is reset, and the session's `stuck`
 /// records for the hold's pools start afresh.
 fn completed(code: &Code, sim: &mut Sim, e: Entity, hold: &HoldFrame) -> Result<(), RunError> {
+    let computed = code.column(ir::SLOT_COMPUTED);
+    let lifo = code.pools.iter().any(|p| p.lifo);
+    // Nothing reads `computed` and no pool preempts: no fetch.
+    if computed >= code.width && !lifo {
+        return Ok(());
+    }
     let now = sim.clock.now;
     let Ok((_, _, life)) = sim.store.sessions.get(e) else {
         return Err(lost("session", now));
     };
     let (row, serial) = (life.row, life.serial);
-    if let Some(c) = sim.attrs.get_mut(row, code.column(ir::SLOT_COMPUTED)) {
+    if let Some(c) = sim.attrs.get_mut(row, computed) {
         *c = 0.0;
     }
-    if code.pools.iter().any(|p| p.lifo) {
+    if lifo {
         for h in &hold.pools {
             sim.kv.hold_completed(serial, h.pool);
         }

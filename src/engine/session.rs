@@ -229,7 +229,8 @@ pub struct PoolDealings {
 }
 
 impl PoolDealings {
-    fn clear(&mut self) {
+    /// Forgets everything, keeping its buffers.
+    pub fn clear(&mut self) {
         self.holds.clear();
         self.leases.clear();
         self.holdings.clear();
