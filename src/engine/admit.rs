@@ -43,23 +43,16 @@ fn pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
     let mut next = 0;
     while let Some(p) = sim.waiting.next_from(next) {
         let pool = sim.members.pools[p];
-        while let Some(e) = front(sim, pool, true) {
-            match resume_grow(code, sim, e)? {
-                Grant::No => break,
-                Grant::Session => sim.ready.0.push_back(e),
-                Grant::Resident => {}
-            }
-            if let Ok((mut waiters, _)) = sim.store.pools.get_mut(pool) {
-                waiters.stalled.pop_front();
-            }
-            any = true;
-        }
         if code.pools[p].admit_via.is_none() && code.pools[p].queue.is_none() {
-            // A join-order queue: its head's fate is known in one fetch
-            // of the pool, and so is whether the pool sleeps.
+            // A join-order queue: its stalled front and its head are read
+            // in one fetch of the pool, and so is whether the pool sleeps.
+            let mut growers = true;
             let asleep = loop {
-                match fifo_head(code, sim, p)? {
-                    Head::Admitted => any = true,
+                match fifo_head(code, sim, p, growers, &mut any)? {
+                    Head::Grower(e) => {
+                        growers = grant(code, sim, pool, e)?;
+                        any |= growers;
+                    }
                     Head::Evaluate(e) => {
                         if try_admit(code, sim, e, 0)? {
                             any = true;
@@ -83,6 +76,12 @@ fn pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
             next = p + 1;
             continue;
         }
+        while let Some(e) = front(sim, pool, true) {
+            if !grant(code, sim, pool, e)? {
+                break;
+            }
+            any = true;
+        }
         if code.pools[p].admit_via.is_none() {
             loop {
                 let (e, k, blocked) = match head(code, sim, p)? {
@@ -99,6 +98,20 @@ fn pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
         next = p + 1;
     }
     Ok(any)
+}
+
+/// Retries the stalled front grower `e` of `pool`; whether it was granted
+/// (and left the stalled list).
+fn grant(code: &Code, sim: &mut Sim, pool: Entity, e: Entity) -> Result<bool, RunError> {
+    match resume_grow(code, sim, e)? {
+        Grant::No => return Ok(false),
+        Grant::Session => sim.ready.0.push_back(e),
+        Grant::Resident => {}
+    }
+    if let Ok((mut waiters, _)) = sim.store.pools.get_mut(pool) {
+        waiters.stalled.pop_front();
+    }
+    Ok(true)
 }
 
 /// After a pass over pool `p`: its stalled front (if any) did not fit, nor
@@ -133,17 +146,25 @@ enum Head {
         /// Whether only a return of units to this pool can change that.
         asleep: bool,
     },
-    /// The head was admitted.
-    Admitted,
+    /// The stalled front grower is to be retried first.
+    Grower(Entity),
     /// The head's amounts are to be evaluated now, by [`try_admit`].
     Evaluate(Entity),
 }
 
-/// Pool `p`'s join-order queue head, tried in one fetch of the pool and
-/// one of the session's dealings: a hold of `p` alone whose amounts are
-/// known from its join is admitted or found not to fit without evaluating
-/// anything (unless the run keeps a cache: [`try_admit`] consumes it).
-fn fifo_head(code: &Code, sim: &mut Sim, p: usize) -> Result<Head, RunError> {
+/// Pool `p`'s stalled front grower (if `growers`), else its join-order
+/// queue's heads while they are admitted, in one fetch of the pool and
+/// one of each session's dealings: a hold of `p` alone whose amounts are
+/// known from its join is admitted (`any` set) or found not to fit
+/// without evaluating anything (unless the run keeps a cache: [`try_admit`]
+/// consumes it). Returns what stopped it.
+fn fifo_head(
+    code: &Code,
+    sim: &mut Sim,
+    p: usize,
+    growers: bool,
+    any: &mut bool,
+) -> Result<Head, RunError> {
     let now = sim.clock.now;
     let Sim {
         store,
@@ -158,64 +179,69 @@ fn fifo_head(code: &Code, sim: &mut Sim, p: usize) -> Result<Head, RunError> {
         return Err(lost("pool", now));
     };
     let waiters = waiters.bypass_change_detection();
-    let Some(&e) = waiters.queue.front() else {
-        return Ok(Head::Empty {
-            stalled: !waiters.stalled.is_empty(),
-        });
-    };
-    if blocked_still(waiters, &levels.returns, e) {
-        return Ok(Head::Stays {
-            asleep: waiters.blocked.is_some_and(|b| b.on as usize == p),
-        });
-    }
-    if code.caching {
-        return Ok(Head::Evaluate(e));
-    }
-    let Ok(mut dealings) = store.dealings.get_mut(e) else {
-        return Err(lost("session", now));
-    };
-    let Some(d) = dealings.bypass_change_detection().0.as_deref_mut() else {
-        return Ok(Head::Evaluate(e));
-    };
-    let Wait::Hold {
-        at,
-        joined,
-        known: Some(known),
-        ..
-    } = d.wait
-    else {
-        return Ok(Head::Evaluate(e));
-    };
-    let Stmt::Hold { body, .. } = &code.blocks[at.0][at.1] else {
-        return Ok(Head::Evaluate(e));
-    };
-    // Amounts are never NaN (checked), so `>` is the negation of "fits".
-    if levels.used[p] + known.gate > levels.cap[p] + EPS {
-        waiters.blocked = Some(Blocked {
-            head: e,
-            on: p as u32,
-            returns: levels.returns[p],
-        });
-        return Ok(Head::Stays { asleep: true });
-    }
     let stats = stats.bypass_change_detection();
-    leave_queue(code, levels, waiters, stats, p, 0, now, joined);
-    allocate(code, levels, kv, stats, p, now, known.units, e);
-    let held = Held {
-        pool: p as u32,
-        units: known.units,
-        position: 0.0,
-        released: false,
-    };
-    enter_hold(d, at, std::iter::once(held).collect(), census);
-    let Ok((mut cont, _, _)) = store.sessions.get_mut(e) else {
-        return Err(lost("session", now));
-    };
-    cont.bypass_change_detection()
-        .0
-        .push(Frame::start(*body, FrameKind::Hold));
-    ready.0.push_back(e);
-    Ok(Head::Admitted)
+    if growers && let Some(&g) = waiters.stalled.front() {
+        return Ok(Head::Grower(g));
+    }
+    loop {
+        let Some(&e) = waiters.queue.front() else {
+            return Ok(Head::Empty {
+                stalled: !waiters.stalled.is_empty(),
+            });
+        };
+        if blocked_still(waiters, &levels.returns, e) {
+            return Ok(Head::Stays {
+                asleep: waiters.blocked.is_some_and(|b| b.on as usize == p),
+            });
+        }
+        if code.caching {
+            return Ok(Head::Evaluate(e));
+        }
+        let Ok(mut dealings) = store.dealings.get_mut(e) else {
+            return Err(lost("session", now));
+        };
+        let Some(d) = dealings.bypass_change_detection().0.as_deref_mut() else {
+            return Ok(Head::Evaluate(e));
+        };
+        let Wait::Hold {
+            at,
+            joined,
+            known: Some(known),
+            ..
+        } = d.wait
+        else {
+            return Ok(Head::Evaluate(e));
+        };
+        let Stmt::Hold { body, .. } = &code.blocks[at.0][at.1] else {
+            return Ok(Head::Evaluate(e));
+        };
+        // Amounts are never NaN (checked), so `>` is the negation of "fits".
+        if levels.used[p] + known.gate > levels.cap[p] + EPS {
+            waiters.blocked = Some(Blocked {
+                head: e,
+                on: p as u32,
+                returns: levels.returns[p],
+            });
+            return Ok(Head::Stays { asleep: true });
+        }
+        leave_queue(code, levels, waiters, stats, p, 0, now, joined);
+        allocate(code, levels, kv, stats, p, now, known.units, e);
+        let held = Held {
+            pool: p as u32,
+            units: known.units,
+            position: 0.0,
+            released: false,
+        };
+        enter_hold(d, at, std::iter::once(held).collect(), census);
+        let Ok((mut cont, _, _)) = store.sessions.get_mut(e) else {
+            return Err(lost("session", now));
+        };
+        cont.bypass_change_detection()
+            .0
+            .push(Frame::start(*body, FrameKind::Hold));
+        ready.0.push_back(e);
+        *any = true;
+    }
 }
 
 /// The first pool's side of an admission: the hold leaves place `k` of its
