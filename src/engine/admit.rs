@@ -232,7 +232,9 @@ fn fifo_head(
             position: 0.0,
             released: false,
         };
-        enter_hold(d, at, std::iter::once(held).collect(), census);
+        let mut pools = SmallVec::new();
+        pools.push(held);
+        enter_hold(d, at, pools, census);
         let Ok((mut cont, _, _)) = store.sessions.get_mut(e) else {
             return Err(lost("session", now));
         };

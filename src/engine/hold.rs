@@ -184,8 +184,10 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
             Some(&c) => sim.return_units(h.pool, h.units, c),
             None => sim.give_back(e, h.pool, h.units),
         }
-        let kept = kept_units(sim, h.pool as usize, cache, hold.ran, h.position, h.units);
-        keep(code, sim, e, h.pool as usize, kept)?;
+        if cache.is_some() {
+            let kept = kept_units(sim, h.pool as usize, cache, hold.ran, h.position, h.units);
+            keep(code, sim, e, h.pool as usize, kept)?;
+        }
     }
     completed(code, sim, e, &hold)?;
     // Every hold's end runs a pass, even one that returned nothing (its
