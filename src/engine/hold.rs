@@ -201,7 +201,7 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
 /// records for the hold's pools start afresh.
 fn completed(code: &Code, sim: &mut Sim, e: Entity, hold: &HoldFrame) -> Result<(), RunError> {
     let computed = code.column(ir::SLOT_COMPUTED);
-    let lifo = code.pools.iter().any(|p| p.lifo);
+    let lifo = code.preempts;
     // Nothing reads `computed` and no pool preempts: no fetch.
     if computed >= code.width && !lifo {
         return Ok(());
