@@ -248,6 +248,7 @@ fn fifo_head(
 
 /// The first pool's side of an admission: the hold leaves place `k` of its
 /// queue, and its wait since `joined` counts.
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn leave_queue(
     code: &Code,
@@ -272,6 +273,7 @@ fn leave_queue(
 }
 
 /// Pool `p` allocates `units` to session `e`'s admitted hold.
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn allocate(
     code: &Code,
@@ -294,6 +296,7 @@ fn allocate(
 /// The session's side of an admission: it counts in each pool's holders,
 /// waits no more, and has the hold of `at` (whose frame the caller
 /// pushes), numbered the run's next admission.
+#[inline(always)]
 fn enter_hold(
     d: &mut PoolDealings,
     at: (usize, usize),

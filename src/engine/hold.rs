@@ -31,7 +31,23 @@ pub enum Step {
 }
 
 /// The member a reference names now, in session `e`.
+#[inline(always)]
 pub fn member_in(
+    sim: &mut Sim,
+    e: Entity,
+    at: (usize, usize),
+    r: &Member,
+    what: &'static str,
+) -> Result<usize, RunError> {
+    // A member named without an index (the usual shape) inlines to a read.
+    match &r.index {
+        None => Ok(r.base as usize),
+        Some(_) => member_indexed(sim, e, at, r, what),
+    }
+}
+
+/// [`member_in`] of a reference with an index.
+fn member_indexed(
     sim: &mut Sim,
     e: Entity,
     at: (usize, usize),
