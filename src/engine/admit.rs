@@ -83,12 +83,8 @@ fn pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
             any = true;
         }
         if code.pools[p].admit_via.is_none() {
-            loop {
-                let (e, k, blocked) = match head(code, sim, p)? {
-                    Some((e, k)) => (e, k, k == 0 && still_blocked(sim, pool, e)),
-                    None => break,
-                };
-                if blocked || !try_admit(code, sim, e, k)? {
+            while let Some((e, k)) = head(code, sim, p)? {
+                if (k == 0 && still_blocked(sim, pool, e)) || !try_admit(code, sim, e, k)? {
                     break;
                 }
                 any = true;
