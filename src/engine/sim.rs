@@ -47,8 +47,6 @@ pub struct Store<'w, 's> {
     pub stages: Query<'w, 's, (&'static mut Service, &'static mut StageStats)>,
     /// Pool members.
     pub pools: Query<'w, 's, (&'static mut Waiters, &'static mut PoolStats)>,
-    /// Flows: whose run each is.
-    pub flows: Query<'w, 's, &'static mut FlowOf>,
     /// Deferred changes (a new flow's entity and its `FlowOf`).
     pub commands: Commands<'w, 's>,
     /// Scratch for `choose`.
@@ -399,23 +397,14 @@ impl Sim<'_, '_> {
             sim.load.set_busy(s as usize, &service);
         }
         let id = sim.flows.system.start(now, stages, work, e.to_bits());
-        let of = FlowOf { session: e };
-        // A recycled entity has its component (unless it was spawned in
-        // this stretch of events): written in place, not through a command
-        // (a command and its application cost about 480 instructions).
         let flow = match sim.flows.free.pop() {
-            Some(flow) => match sim.store.flows.get_mut(flow) {
-                Ok(mut old) => {
-                    *old.bypass_change_detection() = of;
-                    flow
-                }
-                Err(_) => {
-                    sim.store.commands.entity(flow).insert(of);
-                    flow
-                }
-            },
-            None => sim.store.commands.spawn(of).id(),
+            Some(flow) => flow,
+            None => sim.store.commands.spawn_empty().id(),
         };
+        sim.store
+            .commands
+            .entity(flow)
+            .insert(FlowOf { session: e });
         sim.flows.entity_of.insert(id, flow);
         sim.flows.changed = true;
         Ok(())
