@@ -15,10 +15,12 @@ use super::caching::{consume, make_room};
 use super::code::{Code, Expr, Stmt, ctx_index};
 use super::eval::{Moment, eval};
 use super::interface::RunError;
-use super::pool::{Blocked, Waiters};
+use super::kv::KvPools;
+use super::pool::{Blocked, PoolLevels, PoolStats, Waiters};
+use super::resources::Census;
 use super::serving::EPS;
 use super::serving::order::strictly_before;
-use super::session::{Frame, FrameKind, Held, HoldFrame, Wait};
+use super::session::{Frame, FrameKind, Held, HoldFrame, PoolDealings, Wait};
 use super::sim::{Sim, check_amount, lost};
 use crate::ir::{Ctx, SLOT_CACHED};
 
@@ -41,54 +43,273 @@ fn pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
     let mut next = 0;
     while let Some(p) = sim.waiting.next_from(next) {
         let pool = sim.members.pools[p];
-        while let Some(e) = front(sim, pool, true) {
-            match resume_grow(code, sim, e)? {
-                Grant::No => break,
-                Grant::Session => sim.ready.0.push_back(e),
-                Grant::Resident => {}
+        if code.pools[p].admit_via.is_none() && code.pools[p].queue.is_none() {
+            // A join-order queue: its stalled front and its head are read
+            // in one fetch of the pool, and so is whether the pool sleeps.
+            let mut growers = true;
+            let asleep = loop {
+                match fifo_head(code, sim, p, growers, &mut any)? {
+                    Head::Grower(e) => {
+                        growers = grant(code, sim, pool, e)?;
+                        any |= growers;
+                    }
+                    Head::Evaluate(e) => {
+                        if try_admit(code, sim, e, 0)? {
+                            any = true;
+                        } else {
+                            break None;
+                        }
+                    }
+                    Head::Stays { asleep } => break Some(asleep),
+                    Head::Empty { stalled: false } => {
+                        sim.waiting.remove(p);
+                        break Some(false);
+                    }
+                    Head::Empty { stalled: true } => break Some(true),
+                }
+            };
+            match asleep {
+                Some(true) => sim.waiting.sleep(p),
+                Some(false) => {}
+                None => sleep_if_blocked(sim, p),
             }
-            if let Ok((mut waiters, _)) = sim.store.pools.get_mut(pool) {
-                waiters.stalled.pop_front();
+            next = p + 1;
+            continue;
+        }
+        while let Some(e) = front(sim, pool, true) {
+            if !grant(code, sim, pool, e)? {
+                break;
             }
             any = true;
         }
         if code.pools[p].admit_via.is_none() {
-            loop {
-                // A join-order queue's head and its blocked mark come in one fetch.
-                let (e, k, blocked) = if code.pools[p].queue.is_none() {
-                    match fifo_front(sim, pool) {
-                        Some((e, blocked)) => (e, 0, blocked),
-                        None => break,
-                    }
-                } else {
-                    match head(code, sim, p)? {
-                        Some((e, k)) => (e, k, k == 0 && still_blocked(sim, pool, e)),
-                        None => break,
-                    }
-                };
-                if blocked || !try_admit(code, sim, e, k)? {
+            while let Some((e, k)) = head(code, sim, p)? {
+                if (k == 0 && still_blocked(sim, pool, e)) || !try_admit(code, sim, e, k)? {
                     break;
                 }
                 any = true;
             }
         }
-        // Its stalled front (if any) did not fit, nor its queue head (if any).
-        if let Ok((waiters, _)) = sim.store.pools.get(pool) {
-            match waiters.queue.front() {
-                None if waiters.stalled.is_empty() => sim.waiting.remove(p),
-                None => sim.waiting.sleep(p),
-                Some(&head) => {
-                    if waiters.blocked.is_some_and(|b| b.on as usize == p)
-                        && blocked_still(waiters, &sim.levels.returns, head)
-                    {
-                        sim.waiting.sleep(p);
-                    }
-                }
-            }
-        }
+        sleep_if_blocked(sim, p);
         next = p + 1;
     }
     Ok(any)
+}
+
+/// Retries the stalled front grower `e` of `pool`; whether it was granted
+/// (and left the stalled list).
+fn grant(code: &Code, sim: &mut Sim, pool: Entity, e: Entity) -> Result<bool, RunError> {
+    match resume_grow(code, sim, e)? {
+        Grant::No => return Ok(false),
+        Grant::Session => sim.ready.0.push_back(e),
+        Grant::Resident => {}
+    }
+    if let Ok((mut waiters, _)) = sim.store.pools.get_mut(pool) {
+        waiters.stalled.pop_front();
+    }
+    Ok(true)
+}
+
+/// After a pass over pool `p`: its stalled front (if any) did not fit, nor
+/// its queue head (if any). It leaves the set if it has no waiter, and
+/// sleeps if nothing but a return of units to it can change that.
+fn sleep_if_blocked(sim: &mut Sim, p: usize) {
+    let pool = sim.members.pools[p];
+    if let Ok((waiters, _)) = sim.store.pools.get(pool) {
+        match waiters.queue.front() {
+            None if waiters.stalled.is_empty() => sim.waiting.remove(p),
+            None => sim.waiting.sleep(p),
+            Some(&head) => {
+                if waiters.blocked.is_some_and(|b| b.on as usize == p)
+                    && blocked_still(waiters, &sim.levels.returns, head)
+                {
+                    sim.waiting.sleep(p);
+                }
+            }
+        }
+    }
+}
+
+/// What a pass found at a join-order queue's head.
+enum Head {
+    /// The queue is empty.
+    Empty {
+        /// Whether growers still stall at the pool.
+        stalled: bool,
+    },
+    /// The head does not fit.
+    Stays {
+        /// Whether only a return of units to this pool can change that.
+        asleep: bool,
+    },
+    /// The stalled front grower is to be retried first.
+    Grower(Entity),
+    /// The head's amounts are to be evaluated now, by [`try_admit`].
+    Evaluate(Entity),
+}
+
+/// Pool `p`'s stalled front grower (if `growers`), else its join-order
+/// queue's heads while they are admitted, in one fetch of the pool and
+/// one of each session's dealings: a hold of `p` alone whose amounts are
+/// known from its join is admitted (`any` set) or found not to fit
+/// without evaluating anything (unless the run keeps a cache: [`try_admit`]
+/// consumes it). Returns what stopped it.
+fn fifo_head(
+    code: &Code,
+    sim: &mut Sim,
+    p: usize,
+    growers: bool,
+    any: &mut bool,
+) -> Result<Head, RunError> {
+    let now = sim.clock.now;
+    let Sim {
+        store,
+        levels,
+        members,
+        census,
+        kv,
+        ready,
+        ..
+    } = sim;
+    let Ok((mut waiters, mut stats)) = store.pools.get_mut(members.pools[p]) else {
+        return Err(lost("pool", now));
+    };
+    let waiters = waiters.bypass_change_detection();
+    let stats = stats.bypass_change_detection();
+    if growers && let Some(&g) = waiters.stalled.front() {
+        return Ok(Head::Grower(g));
+    }
+    loop {
+        let Some(&e) = waiters.queue.front() else {
+            return Ok(Head::Empty {
+                stalled: !waiters.stalled.is_empty(),
+            });
+        };
+        if blocked_still(waiters, &levels.returns, e) {
+            return Ok(Head::Stays {
+                asleep: waiters.blocked.is_some_and(|b| b.on as usize == p),
+            });
+        }
+        if code.caching {
+            return Ok(Head::Evaluate(e));
+        }
+        let Ok(mut dealings) = store.dealings.get_mut(e) else {
+            return Err(lost("session", now));
+        };
+        let Some(d) = dealings.bypass_change_detection().0.as_deref_mut() else {
+            return Ok(Head::Evaluate(e));
+        };
+        let Wait::Hold {
+            at,
+            joined,
+            known: Some(known),
+            ..
+        } = d.wait
+        else {
+            return Ok(Head::Evaluate(e));
+        };
+        let Stmt::Hold { body, .. } = &code.blocks[at.0][at.1] else {
+            return Ok(Head::Evaluate(e));
+        };
+        // Amounts are never NaN (checked), so `>` is the negation of "fits".
+        if levels.used[p] + known.gate > levels.cap[p] + EPS {
+            waiters.blocked = Some(Blocked {
+                head: e,
+                on: p as u32,
+                returns: levels.returns[p],
+            });
+            return Ok(Head::Stays { asleep: true });
+        }
+        leave_queue(code, levels, waiters, stats, p, 0, now, joined);
+        allocate(code, levels, kv, stats, p, now, known.units, e);
+        let held = Held {
+            pool: p as u32,
+            units: known.units,
+            position: 0.0,
+            released: false,
+        };
+        let mut pools = SmallVec::new();
+        pools.push(held);
+        enter_hold(d, at, pools, census);
+        let Ok((mut cont, _, _)) = store.sessions.get_mut(e) else {
+            return Err(lost("session", now));
+        };
+        cont.bypass_change_detection()
+            .0
+            .push(Frame::start(*body, FrameKind::Hold));
+        ready.0.push_back(e);
+        *any = true;
+    }
+}
+
+/// The first pool's side of an admission: the hold leaves place `k` of its
+/// queue, and its wait since `joined` counts.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn leave_queue(
+    code: &Code,
+    levels: &mut PoolLevels,
+    waiters: &mut Waiters,
+    stats: &mut PoolStats,
+    p: usize,
+    k: usize,
+    now: f64,
+    joined: f64,
+) {
+    waiters.remove_at(k);
+    let len = waiters.queue.len();
+    levels.set_queued(stats, p, now, len);
+    if now >= code.program.warmup {
+        stats.wait.push(now - joined);
+    }
+}
+
+/// Pool `p` allocates `units` to session `e`'s admitted hold.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn allocate(
+    code: &Code,
+    levels: &mut PoolLevels,
+    kv: &mut KvPools,
+    stats: &mut PoolStats,
+    p: usize,
+    now: f64,
+    units: f64,
+    e: Entity,
+) {
+    levels.take(stats, p, now, units);
+    stats.admissions += 1;
+    let pc = &code.pools[p];
+    if pc.lifo && pc.memory_of.is_empty() && !kv.lifo_holders[p].contains(&e) {
+        kv.lifo_holders[p].push(e);
+    }
+}
+
+/// The session's side of an admission: it counts in each pool's holders,
+/// waits no more, and has the hold of `at` (whose frame the caller
+/// pushes), numbered the run's next admission.
+#[inline(always)]
+fn enter_hold(
+    d: &mut PoolDealings,
+    at: (usize, usize),
+    held: SmallVec<[Held; 4]>,
+    census: &mut Census,
+) {
+    let admission = census.admissions;
+    census.admissions += 1;
+    for h in &held {
+        match d.holdings.iter_mut().find(|x| x.0 == h.pool) {
+            Some(x) => x.1 += 1,
+            None => d.holdings.push((h.pool, 1)),
+        }
+    }
+    d.wait = Wait::None;
+    d.admission = Some(admission);
+    d.holds.push(HoldFrame {
+        at,
+        pools: held,
+        ran: false,
+    });
 }
 
 /// The head of pool `p`'s queue and its place in it: the first in join
@@ -166,14 +387,6 @@ fn blocked_still(waiters: &Waiters, returns: &[u64], e: Entity) -> bool {
         .is_some_and(|b| b.head == e && returns[b.on as usize] == b.returns)
 }
 
-/// The head of a join-order queue and whether it provably still does not
-/// fit ([`still_blocked`]), in one fetch of the pool.
-fn fifo_front(sim: &Sim, pool: Entity) -> Option<(Entity, bool)> {
-    let (waiters, _) = sim.store.pools.get(pool).ok()?;
-    let e = *waiters.queue.front()?;
-    Some((e, blocked_still(waiters, &sim.levels.returns, e)))
-}
-
 /// Units and reserve of a hold's pool `k`, evaluated now in session `e`.
 #[inline]
 pub fn units_of(
@@ -234,7 +447,10 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
     let Ok(dealings) = sim.store.dealings.get(e) else {
         return Err(lost("session", now));
     };
-    let Some(Wait::Hold { at, pools, joined }) = dealings.0.as_deref().map(|d| &d.wait) else {
+    let Some(Wait::Hold {
+        at, pools, joined, ..
+    }) = dealings.0.as_deref().map(|d| &d.wait)
+    else {
         return Ok(false);
     };
     let (at, joined) = (*at, *joined);
@@ -289,46 +505,29 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
             make_room(code, sim, h.pool as usize, h.units)?;
         }
     }
-    let warmup = code.program.warmup;
     for (i, h) in held.iter().enumerate() {
         let p = h.pool as usize;
         let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[p]) else {
             return Err(lost("pool", now));
         };
         if i == 0 {
-            waiters.remove_at(k);
-            let len = waiters.queue.len();
-            sim.levels.set_queued(&mut stats, p, now, len);
-            if now >= warmup {
-                stats.wait.push(now - joined);
-            }
+            leave_queue(
+                code,
+                sim.levels,
+                &mut waiters,
+                &mut stats,
+                p,
+                k,
+                now,
+                joined,
+            );
         }
-        sim.levels.take(&mut stats, p, now, h.units);
-        stats.admissions += 1;
-        let pc = &code.pools[p];
-        if pc.lifo && pc.memory_of.is_empty() && !sim.kv.lifo_holders[p].contains(&e) {
-            sim.kv.lifo_holders[p].push(e);
-        }
+        allocate(code, sim.levels, sim.kv, &mut stats, p, now, h.units, e);
     }
     // `cached` := the most consumed over the hold's pools.
     let most = held.iter().map(|h| h.position).fold(0.0, f64::max);
-    let admission = sim.census.admissions;
-    sim.census.admissions += 1;
     if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
-        let d = dealings.get();
-        for h in &held {
-            match d.holdings.iter_mut().find(|x| x.0 == h.pool) {
-                Some(x) => x.1 += 1,
-                None => d.holdings.push((h.pool, 1)),
-            }
-        }
-        d.wait = Wait::None;
-        d.admission = Some(admission);
-        d.holds.push(HoldFrame {
-            at,
-            pools: held,
-            ran: false,
-        });
+        enter_hold(dealings.get(), at, held, sim.census);
     }
     let Ok((mut cont, _, life)) = sim.store.sessions.get_mut(e) else {
         return Err(lost("session", now));

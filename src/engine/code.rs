@@ -318,6 +318,9 @@ pub struct Code {
     /// Whether any pool has a cache to keep (some hold caches or any
     /// pool spills): without one, admissions skip the cache entirely.
     pub caching: bool,
+    /// Whether any pool preempts (`preempt lifo`): only then does a
+    /// session's latest stage or a hold's end matter to a preemption.
+    pub preempts: bool,
     /// For each stage member, the pool members it admits for (`admit
     /// via`), in pool declaration order.
     pub admits: Vec<Vec<u32>>,
@@ -375,7 +378,7 @@ impl Code {
                 _ => None,
             })
             .collect();
-        let pools = program
+        let pools: Vec<PoolCode> = program
             .pools
             .iter()
             .enumerate()
@@ -422,6 +425,7 @@ impl Code {
                 .iter()
                 .flatten()
                 .any(|s| matches!(s, ir::Stmt::Hold { cache: Some(_), .. }));
+        let preempts = pools.iter().any(|p| p.lifo);
         let mut admits = vec![Vec::new(); program.stages.len()];
         for (p, pool) in program.pools.iter().enumerate() {
             if let Some(s) = pool.admit_via {
@@ -437,6 +441,7 @@ impl Code {
             steps,
             pools,
             caching,
+            preempts,
             admits,
             estimates,
             columns: Vec::new(),

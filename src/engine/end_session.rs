@@ -55,6 +55,12 @@ pub fn end_closed_session(
         Some(mut dealings) => match dealings.bypass_change_detection().0.as_deref_mut() {
             // It never held: nothing to return (and no box to build).
             None => None,
+            // It holds nothing now (the usual end): its dealings are
+            // emptied in this fetch.
+            Some(d) if d.holds.is_empty() && d.leases.is_empty() && !code.caching => {
+                d.clear();
+                None
+            }
             Some(d) => Some((std::mem::take(&mut d.holds), std::mem::take(&mut d.leases))),
         },
         None => None,

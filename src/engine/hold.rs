@@ -17,7 +17,7 @@ use super::eval::{member, member_at};
 use super::events::EventKind;
 use super::interface::RunError;
 use super::preempt::{Fit, make_fit};
-use super::session::{HoldFrame, Lease, Wait};
+use super::session::{Amounts, HoldFrame, Lease, Wait};
 use super::sim::{Sim, check_amount, lost, take_holding};
 use crate::ir;
 
@@ -31,7 +31,23 @@ pub enum Step {
 }
 
 /// The member a reference names now, in session `e`.
+#[inline(always)]
 pub fn member_in(
+    sim: &mut Sim,
+    e: Entity,
+    at: (usize, usize),
+    r: &Member,
+    what: &'static str,
+) -> Result<usize, RunError> {
+    // A member named without an index (the usual shape) inlines to a read.
+    match &r.index {
+        None => Ok(r.base as usize),
+        Some(_) => member_indexed(sim, e, at, r, what),
+    }
+}
+
+/// [`member_in`] of a reference with an index.
+fn member_indexed(
     sim: &mut Sim,
     e: Entity,
     at: (usize, usize),
@@ -63,19 +79,26 @@ pub fn join_hold(
     e: Entity,
     at: (usize, usize),
 ) -> Result<Step, RunError> {
-    let Stmt::Hold { pools, .. } = &code.blocks[at.0][at.1] else {
+    let Stmt::Hold {
+        pools,
+        reads_no_state,
+        ..
+    } = &code.blocks[at.0][at.1]
+    else {
         return Ok(Step::Next);
     };
     let mut members: SmallVec<[u32; 4]> = SmallVec::new();
     let mut rejected_at = None;
+    let mut known = None;
     for (k, hp) in pools.iter().enumerate() {
         let p = member_in(sim, e, at, &hp.pool, "pool")?;
         let (u, r) = units_of(code, sim, e, at, k)?;
-        let (_, gate) = rounded(sim, p, u, r);
+        let (units, gate) = rounded(sim, p, u, r);
         if rejected_at.is_none() && gate > sim.levels.cap[p] {
             rejected_at = Some(p);
         }
         members.push(p as u32);
+        known = Some(Amounts { units, gate });
     }
     let now = sim.clock.now;
     if let Some(p) = rejected_at {
@@ -93,18 +116,24 @@ pub fn join_hold(
     };
     dealings.get().wait = Wait::Hold {
         at,
+        known: known.filter(|_| *reads_no_state && members.len() == 1),
         pools: members,
         joined: now,
     };
-    let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first as usize])
-    else {
+    let first = first as usize;
+    let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first]) else {
         return Err(lost("pool", now));
     };
+    let behind = !waiters.queue.is_empty() && code.pools[first].queue.is_none();
     waiters.queue.push_back(e);
     let len = waiters.queue.len();
-    sim.levels.set_queued(&mut stats, first as usize, now, len);
-    sim.waiting.insert(first as usize);
-    if let Some(s) = code.pools[first as usize].admit_via {
+    sim.levels.set_queued(&mut stats, first, now, len);
+    // Behind a join-order queue's head the pool's state stays as it is:
+    // asleep if its head provably does not fit.
+    if !behind {
+        sim.waiting.insert(first);
+    }
+    if let Some(s) = code.pools[first].admit_via {
         sim.dirty.engines.insert(s as usize);
     }
     Ok(Step::Stop)
@@ -171,8 +200,10 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
             Some(&c) => sim.return_units(h.pool, h.units, c),
             None => sim.give_back(e, h.pool, h.units),
         }
-        let kept = kept_units(sim, h.pool as usize, cache, hold.ran, h.position, h.units);
-        keep(code, sim, e, h.pool as usize, kept)?;
+        if cache.is_some() {
+            let kept = kept_units(sim, h.pool as usize, cache, hold.ran, h.position, h.units);
+            keep(code, sim, e, h.pool as usize, kept)?;
+        }
     }
     completed(code, sim, e, &hold)?;
     // Every hold's end runs a pass, even one that returned nothing (its
@@ -185,15 +216,21 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
 /// A hold's body ended: `computed` is reset, and the session's `stuck`
 /// records for the hold's pools start afresh.
 fn completed(code: &Code, sim: &mut Sim, e: Entity, hold: &HoldFrame) -> Result<(), RunError> {
+    let computed = code.column(ir::SLOT_COMPUTED);
+    let lifo = code.preempts;
+    // Nothing reads `computed` and no pool preempts: no fetch.
+    if computed >= code.width && !lifo {
+        return Ok(());
+    }
     let now = sim.clock.now;
     let Ok((_, _, life)) = sim.store.sessions.get(e) else {
         return Err(lost("session", now));
     };
     let (row, serial) = (life.row, life.serial);
-    if let Some(c) = sim.attrs.get_mut(row, code.column(ir::SLOT_COMPUTED)) {
+    if let Some(c) = sim.attrs.get_mut(row, computed) {
         *c = 0.0;
     }
-    if code.pools.iter().any(|p| p.lifo) {
+    if lifo {
         for h in &hold.pools {
             sim.kv.hold_completed(serial, h.pool);
         }

@@ -187,6 +187,11 @@ impl PoolLevels {
 pub struct Waiting {
     words: Vec<u64>,
     asleep: Vec<u64>,
+    /// `words & !asleep`, kept as they change: what a pass visits.
+    awake: Vec<u64>,
+    /// How many words of `awake` are not zero: most settles ask whether
+    /// any pool is awake, and this answers without a scan.
+    awake_words: usize,
 }
 
 impl Waiting {
@@ -195,44 +200,91 @@ impl Waiting {
         Waiting {
             words: vec![0; n.div_ceil(64)],
             asleep: vec![0; n.div_ceil(64)],
+            awake: vec![0; n.div_ceil(64)],
+            awake_words: 0,
         }
+    }
+
+    /// Word `w` of `words` or `asleep` changed: its awake word follows.
+    #[inline]
+    fn refresh(&mut self, w: usize) {
+        let was = self.awake[w] != 0;
+        self.awake[w] = self.words[w] & !self.asleep[w];
+        let is = self.awake[w] != 0;
+        self.awake_words = self.awake_words + usize::from(is) - usize::from(was);
     }
 
     /// Member `p` has a new waiter (and is awake).
     pub fn insert(&mut self, p: usize) {
         self.words[p / 64] |= 1 << (p % 64);
         self.asleep[p / 64] &= !(1 << (p % 64));
+        self.refresh(p / 64);
     }
 
     /// Member `p` has none.
     pub fn remove(&mut self, p: usize) {
         self.words[p / 64] &= !(1 << (p % 64));
         self.asleep[p / 64] &= !(1 << (p % 64));
+        self.refresh(p / 64);
     }
 
     /// Member `p`'s waiters cannot move until units come back to it.
     pub fn sleep(&mut self, p: usize) {
         self.asleep[p / 64] |= 1 << (p % 64);
+        self.refresh(p / 64);
     }
 
     /// Units came back to member `p`.
     #[inline]
     pub fn wake(&mut self, p: usize) {
         self.asleep[p / 64] &= !(1 << (p % 64));
+        self.refresh(p / 64);
     }
 
     /// The smallest awake member with waiters at or after `p`.
     #[inline]
     pub fn next_from(&self, p: usize) -> Option<usize> {
+        if self.awake_words == 0 {
+            return None;
+        }
         let mut w = p / 64;
-        let awake = |w: usize| Some(*self.words.get(w)? & !self.asleep[w]);
-        let mut bits = awake(w)? & (u64::MAX << (p % 64));
+        let mut bits = *self.awake.get(w)? & (u64::MAX << (p % 64));
         loop {
             if bits != 0 {
                 return Some(w * 64 + bits.trailing_zeros() as usize);
             }
             w += 1;
-            bits = awake(w)?;
+            bits = *self.awake.get(w)?;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pass_visits_the_awake_members_with_waiters_in_order() {
+        let mut w = Waiting::new(130);
+        assert_eq!(w.next_from(0), None);
+        for p in [3, 70, 129] {
+            w.insert(p);
+        }
+        w.sleep(70);
+        assert_eq!(w.next_from(0), Some(3));
+        assert_eq!(w.next_from(4), Some(129));
+        // A member without waiters, put to sleep, is still not visited.
+        w.sleep(5);
+        assert_eq!(w.next_from(4), Some(129));
+        w.wake(70);
+        assert_eq!(w.next_from(4), Some(70));
+        w.remove(3);
+        w.remove(70);
+        w.sleep(129);
+        assert_eq!(w.next_from(0), None);
+        w.wake(129);
+        assert_eq!(w.next_from(0), Some(129));
+        w.remove(129);
+        assert_eq!(w.next_from(0), None);
     }
 }

@@ -280,6 +280,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
             at,
             pools: members,
             joined: now,
+            known: None,
         };
     }
     if let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first]) {

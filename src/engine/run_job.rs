@@ -58,8 +58,8 @@ pub fn run_job(
     }
     let now = sim.clock.now;
     let first = held[0] as usize;
-    // Without pools a session never deals with one: no fetch.
-    if !code.pools.is_empty()
+    // Only a preemption reads where the session's job is: without one, no fetch.
+    if code.preempts
         && let Ok(mut dealings) = sim.store.dealings.get_mut(e)
         && let Some(d) = dealings.bypass_change_detection().0.as_deref_mut()
     {

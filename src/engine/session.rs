@@ -155,6 +155,17 @@ pub struct Lease {
     pub cache: f64,
 }
 
+/// A waiting hold's amounts in one pool: the units it takes (rounded up
+/// to the block) and what the pool must fit (`max(units, reserve)`
+/// rounded up).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Amounts {
+    /// Units taken at admission.
+    pub units: f64,
+    /// Units that must fit.
+    pub gate: f64,
+}
+
 /// What a blocked session waits for.
 #[derive(Clone, Debug, Default)]
 pub enum Wait {
@@ -169,6 +180,10 @@ pub enum Wait {
         pools: SmallVec<[u32; 4]>,
         /// When it joined the queue.
         joined: f64,
+        /// Its amounts as evaluated at the join, for a hold of one pool
+        /// whose amounts read no state (what they read cannot change while
+        /// it waits), so an admission pass need not evaluate them again.
+        known: Option<Amounts>,
     },
     /// A stalled grow of entry `entry` of hold frame `hold` by `amount`.
     Grow {
@@ -214,7 +229,8 @@ pub struct PoolDealings {
 }
 
 impl PoolDealings {
-    fn clear(&mut self) {
+    /// Forgets everything, keeping its buffers.
+    pub fn clear(&mut self) {
         self.holds.clear();
         self.leases.clear();
         self.holdings.clear();

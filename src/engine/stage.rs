@@ -121,7 +121,7 @@ impl Ord for DelayJob {
         other
             .end()
             .total_cmp(&self.end())
-            .then(other.seq().cmp(&self.seq()))
+            .then_with(|| other.seq().cmp(&self.seq()))
     }
 }
 
@@ -569,7 +569,7 @@ pub fn finish_delay_job(
     let job = jobs.finish(index, events)?;
     stats.count(index, false, load, now, -1.0);
     load.set_busy(index, service);
-    stats.record(&mut load.est[index], now, job.started, job.started);
+    load.complete(index, stats, now, job.started, job.started);
     Some(job.session)
 }
 
