@@ -28,7 +28,7 @@ use crate::ir::{Ctx, SLOT_CACHED};
 /// whether it admitted anything (a hold or a stalled grow). The queue of a
 /// pool with `admit via` is its engine's to serve, not the pass's; its
 /// stalled growers are the pass's all the same.
-#[inline]
+#[inline(always)]
 pub fn admission_pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
     // Most settles find no pool with an awake waiter: no call.
     if sim.waiting.next_from(0).is_none() {

@@ -67,7 +67,7 @@ impl WindowedAverage {
     }
 
     /// The value changes to `value` at `now` (never earlier than the last change).
-    #[inline]
+    #[inline(always)]
     pub fn set(&mut self, now: f64, value: f64) {
         if now > self.since {
             if now <= self.next && self.since >= self.from {
