@@ -288,8 +288,7 @@ impl Ps {
     }
 }
 
-/// How a stage member serves. (A step stage will add its `Residents` and
-/// `Iteration` as components of their own beside this one.)
+/// How a stage member serves.
 #[derive(Component, Clone, Debug)]
 pub enum Service {
     /// Infinite servers.
