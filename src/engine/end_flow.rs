@@ -32,7 +32,7 @@ pub fn end_flow(sim: &mut Sim, generation: u64) -> Result<(), RunError> {
         };
         stats.count(s as usize, true, sim.load, now, -1.0);
         sim.load.set_busy(s as usize, &service);
-        stats.record(&mut sim.load.est[s as usize], now, start, start);
+        sim.load.complete(s as usize, &mut stats, now, start, start);
     }
     flows.changed = true;
     let e = Entity::from_bits(owner);

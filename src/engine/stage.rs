@@ -410,10 +410,10 @@ impl StageLoad {
         }
     }
 
-    /// A delay, fifo or ps job completed at member `index`: its figures
-    /// (and its estimators, if read) follow.
+    /// A job or a flow completed at member `index`: its figures (and its
+    /// estimators, if read) follow.
     #[inline]
-    fn complete(
+    pub fn complete(
         &mut self,
         index: usize,
         stats: &mut StageStats,
