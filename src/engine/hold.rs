@@ -42,23 +42,23 @@ pub fn member_in(
     // A member named without an index (the usual shape) inlines to a read.
     match &r.index {
         None => Ok(r.base as usize),
-        Some(_) => member_indexed(sim, e, at, r, what),
+        Some(index) => member_indexed(sim, e, at, r, index, what),
     }
 }
 
-/// [`member_in`] of a reference with an index.
+/// [`member_in`] of a reference whose index is `index`.
 fn member_indexed(
     sim: &mut Sim,
     e: Entity,
     at: (usize, usize),
     r: &Member,
+    index: &Expr,
     what: &'static str,
 ) -> Result<usize, RunError> {
-    match &r.index {
-        None => Ok(r.base as usize),
+    match index {
         // `kv[i]`, the usual shape: the attribute read from the session's
         // row, without an evaluation context.
-        Some(Expr::Attr(slot)) => {
+        Expr::Attr(slot) => {
             let now = sim.clock.now;
             let Ok((_, _, life)) = sim.store.sessions.get(e) else {
                 return Err(lost("session", now));
@@ -67,7 +67,7 @@ fn member_indexed(
             member_at(r.base, r.count, index.unwrap_or(f64::NAN), what)
                 .map_err(|fault| sim.session_error(e, at, fault.to_string()))
         }
-        Some(_) => sim.in_session(e, at, |cx| member(r, cx, what)),
+        _ => sim.in_session(e, at, |cx| member(r, cx, what)),
     }
 }
 
