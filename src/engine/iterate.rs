@@ -564,7 +564,7 @@ pub fn end_iteration(
     engine.residents.retain(|r| r.remaining > EPS);
     for &(_, _, e, joined) in &done {
         stats.count(s, false, sim.load, now, -1.0);
-        stats.record(&mut sim.load.est[s], now, joined, joined);
+        sim.load.complete(s, &mut stats, now, joined, joined);
         sim.ready.0.push_back(e);
     }
     sim.load.set_busy(s, &service);

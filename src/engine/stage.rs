@@ -486,7 +486,7 @@ impl StageStats {
 
     /// Counts a completion at `now` (if at or after warm-up) and updates
     /// the stage's estimators (whatever the time).
-    pub fn record(&mut self, est: &mut Estimators, now: f64, arrived: f64, started: f64) {
+    fn record(&mut self, est: &mut Estimators, now: f64, arrived: f64, started: f64) {
         est.complete(started, started - arrived, now - started);
         self.record_times(now, arrived, started);
     }
@@ -494,7 +494,7 @@ impl StageStats {
     /// Counts a completion at `now` (if at or after warm-up), leaving the
     /// estimators alone.
     #[inline]
-    pub fn record_times(&mut self, now: f64, arrived: f64, started: f64) {
+    fn record_times(&mut self, now: f64, arrived: f64, started: f64) {
         if now >= self.warmup {
             self.completed += 1;
             self.wait.push(started - arrived);
