@@ -587,7 +587,8 @@ impl FlowSystem {
     }
 
     /// The stages whose [`FlowSystem::load`] changed in the last solve, in
-    /// increasing index order.
+    /// the order the solve met them (deterministic; unsorted: the engine
+    /// sets each one's utilisation on its own).
     pub fn changed_stages(&self) -> &[u32] {
         &self.changed
     }
@@ -711,6 +712,5 @@ impl FlowSystem {
             }
         }
         self.load_pending.clear();
-        self.changed.sort_unstable();
     }
 }
