@@ -41,7 +41,7 @@
 
 use super::{
     Entry, F_FROZEN, F_TOUCHED, Flow, FlowSystem, Mark, MarkKind, NONE, S_FILLED,
-    S_REPLAY_SCHEDULED, S_REPLAYED, S_VISITED, Scratch, TOL, same_level, stages_of,
+    S_REPLAY_SCHEDULED, S_REPLAYED, S_VISITED, Scratch, TOL, at, at_mut, same_level, stages_of,
 };
 use std::cmp::Reverse;
 
@@ -53,6 +53,15 @@ impl FlowSystem {
     /// gives them rate ∞ first).
     pub(super) fn solve_incremental(&mut self) {
         self.scratch.stages.clear();
+        let n = self.capacity.len();
+        assert!(
+            self.flows_on.len() == n
+                && self.level.len() == n
+                && self.scratch.sflag.len() >= n
+                && self.scratch.stage.len() >= n
+                && self.entries.len() == self.flows.len(),
+            "every per-stage array covers the stages and every slot has an entry"
+        );
         let mut walk = Walk {
             capacity: &self.capacity,
             flows_on: &self.flows_on,
@@ -109,9 +118,43 @@ struct Walk<'a> {
     sc: &'a mut Scratch,
 }
 
-impl Walk<'_> {
+// The walk reads its arrays unchecked: it indexes the per-stage arrays
+// (`capacity`, `flows_on`, `level`, all of the system's stage count long;
+// the scratch's, sized by `Scratch::begin`) only with stage indices, each
+// checked against `flows_on` when its flow started, and `entries` (as long
+// as the slots) only with slots read from `flows_on`. `solve_incremental`
+// asserts the lengths once.
+impl<'a> Walk<'a> {
     fn is_finite(&self, s: u32) -> bool {
-        self.capacity[s as usize].is_finite()
+        self.cap(s).is_finite()
+    }
+
+    /// φ of stage `s`.
+    #[inline(always)]
+    fn cap(&self, s: u32) -> f64 {
+        // SAFETY: a stage index (see above).
+        unsafe { *at(self.capacity, s) }
+    }
+
+    /// The level at which stage `s` filled in the last solve.
+    #[inline(always)]
+    fn old_level(&self, s: u32) -> f64 {
+        // SAFETY: a stage index (see above).
+        unsafe { *at(self.level, s) }
+    }
+
+    /// The flows on stage `s`.
+    #[inline(always)]
+    fn on(&self, s: u32) -> &'a [u32] {
+        // SAFETY: a stage index (see above).
+        unsafe { at(self.flows_on, s) }.as_slice()
+    }
+
+    /// The entry of slot `f`.
+    #[inline(always)]
+    fn entry(&self, f: u32) -> &Entry {
+        // SAFETY: a slot read from `flows_on` (see above).
+        unsafe { at(self.entries, f) }
     }
 
     fn push_mark(&mut self, level: f64, kind: MarkKind, stage: u32) {
@@ -156,7 +199,7 @@ impl Walk<'_> {
         if self.sc.sflags(s) & S_FILLED != 0 {
             return None;
         }
-        let e = &mut self.sc.stage[s as usize];
+        let e = self.sc.stage_mut(s);
         if e.unfrozen == 0 || level > e.cand {
             return None;
         }
@@ -196,12 +239,12 @@ impl Walk<'_> {
     fn make_clean_dirty(&mut self, s: u32, current: f64) {
         self.sc.set_sflag(s, S_VISITED);
         self.sc.stages.push(s);
-        let (flows, flows_on, level) = (self.flows, self.flows_on, self.level);
-        let mut residual = self.capacity[s as usize];
+        let flows = self.flows;
+        let mut residual = self.cap(s);
         let mut unfrozen = 0u32;
         let mut releasing = false;
-        for &f in &flows_on[s as usize] {
-            let e = &self.entries[f as usize];
+        for &f in self.on(s) {
+            let e = self.entry(f);
             let ff = e.flags(self.epoch);
             if ff & F_FROZEN != 0 {
                 residual -= e.new_rate;
@@ -236,7 +279,7 @@ impl Walk<'_> {
                     for &t in stages {
                         if t != s
                             && self.sc.sflags(t) & S_VISITED == 0
-                            && (t == b || same_level(level[t as usize], rate))
+                            && (t == b || same_level(self.old_level(t), rate))
                         {
                             self.schedule_replay(t, current);
                         }
@@ -244,11 +287,11 @@ impl Walk<'_> {
                 }
             }
         }
-        let e = &mut self.sc.stage[s as usize];
+        let e = self.sc.stage_mut(s);
         e.residual = residual;
         e.unfrozen = unfrozen;
         e.low = f64::INFINITY;
-        let old = level[s as usize];
+        let old = self.old_level(s);
         if releasing && old.is_finite() {
             self.push_mark(old.max(current), MarkKind::Release, s);
         }
@@ -260,7 +303,7 @@ impl Walk<'_> {
             return;
         }
         self.sc.set_sflag(b, S_REPLAY_SCHEDULED);
-        let level = self.level[b as usize];
+        let level = self.old_level(b);
         if level.is_finite() {
             self.push_mark(level.max(current), MarkKind::Replay, b);
         }
@@ -269,7 +312,7 @@ impl Walk<'_> {
     /// Dirty stage `t`'s residual or unfrozen count changed: its candidate
     /// level is recomputed, and marked if it dropped below its marks.
     fn update_candidate(&mut self, t: u32, current: f64) {
-        let e = &mut self.sc.stage[t as usize];
+        let e = self.sc.stage_mut(t);
         if e.unfrozen == 0 {
             return;
         }
@@ -288,7 +331,8 @@ impl Walk<'_> {
     /// it is a few stores).
     #[inline(always)]
     fn freeze_met(&mut self, f: u32, rate: f64, at: u32, s: u32) {
-        let e = &mut self.entries[f as usize];
+        // SAFETY: a slot read from `flows_on` (see above).
+        let e = unsafe { at_mut(self.entries, f) };
         debug_assert!(
             stages_of(&e.pair.clone(), self.flows, f)
                 .iter()
@@ -304,7 +348,8 @@ impl Walk<'_> {
     /// and stores, and a call's saved registers cost as much.
     #[inline(always)]
     fn freeze(&mut self, f: u32, rate: f64, at: u32, except: u32, current: f64) {
-        let e = &mut self.entries[f as usize];
+        // SAFETY: a slot read from `flows_on` (see above).
+        let e = unsafe { at_mut(self.entries, f) };
         self.sc.freeze(e, f, rate, at);
         let pair = e.pair;
         for &t in stages_of(&pair, self.flows, f) {
@@ -315,7 +360,7 @@ impl Walk<'_> {
                 self.sc.sflags(t) & S_FILLED == 0,
                 "a filled stage has no rising flow"
             );
-            let e = &mut self.sc.stage[t as usize];
+            let e = self.sc.stage_mut(t);
             e.residual -= rate;
             e.unfrozen -= 1;
             self.update_candidate(t, current);
@@ -326,7 +371,7 @@ impl Walk<'_> {
     /// the new current level.
     fn fill(&mut self, s: u32, candidate: f64, current: f64) -> f64 {
         let mut level = candidate.max(current);
-        let old = self.level[s as usize];
+        let old = self.old_level(s);
         if old.is_finite() && same_level(level, old) {
             level = old;
         } else if same_level(level, current) {
@@ -334,9 +379,9 @@ impl Walk<'_> {
         }
         let current = current.max(level);
         self.sc.set_sflag(s, S_FILLED);
-        self.sc.stage[s as usize].new_level = level;
-        for &f in &self.flows_on[s as usize] {
-            let e = &self.entries[f as usize];
+        self.sc.stage_mut(s).new_level = level;
+        for &f in self.on(s) {
+            let e = self.entry(f);
             let ff = e.flags(self.epoch);
             if ff & F_FROZEN != 0 {
                 continue;
@@ -349,7 +394,8 @@ impl Walk<'_> {
             };
             self.freeze(f, rate, s, s, current);
             if ff & F_TOUCHED == 0 && rate != old_rate {
-                self.entries[f as usize].set_flag(self.epoch, F_TOUCHED);
+                // SAFETY: a slot read from `flows_on` (see above).
+                unsafe { at_mut(self.entries, f) }.set_flag(self.epoch, F_TOUCHED);
                 for &t in stages_of(&pair, self.flows, f) {
                     if t != s && self.is_finite(t) {
                         self.make_dirty(t, current);
@@ -371,8 +417,8 @@ impl Walk<'_> {
             return;
         }
         self.sc.set_sflag(b, S_REPLAYED);
-        for &f in &self.flows_on[b as usize] {
-            let e = &self.entries[f as usize];
+        for &f in self.on(b) {
+            let e = self.entry(f);
             let ff = e.flags(self.epoch);
             if ff & F_FROZEN != 0 {
                 continue;
@@ -393,7 +439,7 @@ impl Walk<'_> {
     /// frozen by `froze_at` before: `b` if that rate is `b`'s level, else
     /// `froze_at`.
     fn replay_froze_at(&self, rate: f64, froze_at: u32, b: u32) -> u32 {
-        if same_level(rate, self.level[b as usize]) {
+        if same_level(rate, self.old_level(b)) {
             b
         } else {
             froze_at
@@ -406,12 +452,13 @@ impl Walk<'_> {
         if self.sc.sflags(d) & S_FILLED != 0 {
             return current;
         }
-        let e = self.sc.stage[d as usize];
-        if e.unfrozen > 0 && e.cand <= self.level[d as usize] * (1.0 + TOL) {
+        let e = *self.sc.stage_mut(d);
+        if e.unfrozen > 0 && e.cand <= self.old_level(d) * (1.0 + TOL) {
             return self.fill(d, e.cand, current);
         }
-        for &f in &self.flows_on[d as usize] {
-            let e = &mut self.entries[f as usize];
+        for &f in self.on(d) {
+            // SAFETY: a slot read from `flows_on` (see above).
+            let e = unsafe { at_mut(self.entries, f) };
             if e.flags(self.epoch) & (F_FROZEN | F_TOUCHED) != 0 || e.froze_at != d {
                 continue;
             }

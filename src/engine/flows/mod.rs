@@ -203,6 +203,28 @@ impl Entry {
     }
 }
 
+/// `v[i]`, unchecked in a release build.
+///
+/// # Safety
+/// `i < v.len()`: callers say which invariant gives it.
+#[inline(always)]
+unsafe fn at<T>(v: &[T], i: u32) -> &T {
+    debug_assert!((i as usize) < v.len(), "index {i} within {}", v.len());
+    // SAFETY: the caller's.
+    unsafe { v.get_unchecked(i as usize) }
+}
+
+/// `&mut v[i]`, unchecked in a release build.
+///
+/// # Safety
+/// `i < v.len()`: callers say which invariant gives it.
+#[inline(always)]
+unsafe fn at_mut<T>(v: &mut [T], i: u32) -> &mut T {
+    debug_assert!((i as usize) < v.len(), "index {i} within {}", v.len());
+    // SAFETY: the caller's.
+    unsafe { v.get_unchecked_mut(i as usize) }
+}
+
 /// The stages of the flow in slot `f`, whose pair is `pair` (a copy of its
 /// entry's, so that the caller may write the entries while it reads them).
 #[inline(always)]
@@ -341,18 +363,31 @@ impl Scratch {
         self.marks.clear();
     }
 
-    #[inline]
+    /// `s`'s flags in this solve.
+    #[inline(always)]
     fn sflags(&self, s: u32) -> u8 {
-        self.sflag[s as usize]
+        // SAFETY: `s` is a stage index (every stage index the system holds
+        // was checked against `flows_on` when its flow started), and
+        // `begin` sizes `sflag` to the stages before a solve reads it.
+        unsafe { *at(&self.sflag, s) }
     }
 
-    #[inline]
+    /// Sets `flag` among `s`'s flags in this solve.
+    #[inline(always)]
     fn set_sflag(&mut self, s: u32, flag: u8) {
-        let m = &mut self.sflag[s as usize];
+        // SAFETY: as in `sflags`.
+        let m = unsafe { at_mut(&mut self.sflag, s) };
         if *m == 0 {
             self.flagged.push(s);
         }
         *m |= flag;
+    }
+
+    /// `s`'s entry in this solve's scratch.
+    #[inline(always)]
+    fn stage_mut(&mut self, s: u32) -> &mut StageScratch {
+        // SAFETY: as in `sflags` (`begin` sizes `stage` with `sflag`).
+        unsafe { at_mut(&mut self.stage, s) }
     }
 
     /// Replaces `s`'s flags of this solve by `flags` (`s` is flagged).
