@@ -145,8 +145,8 @@ struct Entry {
     /// The rate this solve gives it (valid when its flags say frozen or
     /// listed).
     new_rate: f64,
-    /// Its stages if it has one or two (`[s, NONE]` for one); `[NONE,
-    /// NONE]` if it has more, which are in its [`Flow`]'s list.
+    /// Its two stages if it has two; `[NONE, NONE]` if it has one or more
+    /// than two, which are in its [`Flow`]'s list.
     pair: [u32; 2],
     /// `maxmin`: the stage whose filling froze this flow (its rate is that
     /// stage's level), or `NONE`. A solve overwrites it when it freezes the
@@ -175,7 +175,6 @@ impl Entry {
     /// An entry for a flow on `stages` at rate 0, frozen nowhere.
     fn new(stages: &[u32]) -> Entry {
         let pair = match *stages {
-            [s] => [s, NONE],
             [s, t] => [s, t],
             _ => [NONE, NONE],
         };
@@ -231,8 +230,6 @@ unsafe fn at_mut<T>(v: &mut [T], i: u32) -> &mut T {
 fn stages_of<'a>(pair: &'a [u32; 2], flows: &'a [Flow], f: u32) -> &'a [u32] {
     if pair[1] != NONE {
         pair
-    } else if pair[0] != NONE {
-        &pair[..1]
     } else {
         &flows[f as usize].stages
     }
