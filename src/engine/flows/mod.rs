@@ -119,6 +119,10 @@ struct Flow {
     owner: u64,
 }
 
+// The slot's size (x86-64), as docs/development.md counts a flow's bytes.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Flow>() == 104);
+
 impl Flow {
     /// The remaining work at `now` of this flow running at `rate`.
     fn remaining_at(&self, rate: f64, now: f64) -> f64 {
