@@ -20,7 +20,7 @@ impl FlowSystem {
         let pair = self.entries[f as usize].pair;
         stages_of(&pair, &self.flows, f)
             .iter()
-            .map(|&s| self.capacity[s as usize] / self.flows_on[s as usize].len() as f64)
+            .map(|&s| self.capacity[s as usize] / self.flows_on.len(s) as f64)
             .fold(f64::INFINITY, f64::min)
     }
 
@@ -32,8 +32,8 @@ impl FlowSystem {
                 continue;
             }
             self.scratch.set_sflag(s, S_VISITED);
-            for j in 0..self.flows_on[s as usize].len() {
-                let f = self.flows_on[s as usize][j];
+            for j in 0..self.flows_on.len(s) {
+                let f = self.flows_on.on(s)[j];
                 let epoch = self.scratch.epoch;
                 if self.entries[f as usize].flags(epoch) & F_SEEN == 0 {
                     let r = self.bottleneck_rate(f);
@@ -87,7 +87,7 @@ impl FlowSystem {
         while head < sc.stages.len() {
             let s = sc.stages[head];
             head += 1;
-            for &f in &self.flows_on[s as usize] {
+            for &f in self.flows_on.on(s) {
                 let pair = self.entries[f as usize].pair;
                 for &t in stages_of(&pair, &self.flows, f) {
                     if !self.capacity[t as usize].is_finite() {
@@ -130,7 +130,7 @@ impl FlowSystem {
         let sc = &mut self.scratch;
         sc.marks.clear();
         for &s in &sc.stages {
-            let n = self.flows_on[s as usize].len() as u32;
+            let n = self.flows_on.len(s) as u32;
             let e = &mut sc.stage[s as usize];
             e.residual = self.capacity[s as usize];
             e.unfrozen = n;
@@ -168,7 +168,7 @@ impl FlowSystem {
             current = level;
             sc.set_sflag(s, S_FILLED);
             sc.stage[s as usize].new_level = level;
-            for &f in &self.flows_on[s as usize] {
+            for &f in self.flows_on.on(s) {
                 let e = &mut self.entries[f as usize];
                 if e.flags(sc.epoch) & F_FROZEN != 0 {
                     continue;

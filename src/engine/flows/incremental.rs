@@ -39,6 +39,7 @@
 //! [`TOL`] of the flow's old rate keeps the old rate, so rounding noise does
 //! not spread through the cluster as rate changes.
 
+use super::incidence::Incidence;
 use super::{
     Entry, F_FROZEN, F_TOUCHED, Flow, FlowSystem, Mark, MarkKind, NONE, S_FILLED,
     S_REPLAY_SCHEDULED, S_REPLAYED, S_VISITED, Scratch, TOL, at, at_mut, same_level, stages_of,
@@ -55,7 +56,7 @@ impl FlowSystem {
         self.scratch.stages.clear();
         let n = self.capacity.len();
         assert!(
-            self.flows_on.len() == n
+            self.flows_on.stages() == n
                 && self.level.len() == n
                 && self.scratch.sflag.len() >= n
                 && self.scratch.stage.len() >= n
@@ -83,7 +84,7 @@ impl FlowSystem {
             let stages = stages_of(&pair, walk.flows, f);
             let from = stages
                 .iter()
-                .map(|&s| walk.capacity[s as usize] / walk.flows_on[s as usize].len() as f64)
+                .map(|&s| walk.capacity[s as usize] / walk.flows_on.len(s) as f64)
                 .fold(f64::INFINITY, f64::min);
             for &s in stages {
                 if walk.capacity[s as usize].is_finite() {
@@ -108,7 +109,7 @@ impl FlowSystem {
 /// scratch it writes (the stages' and the entries' of this solve).
 struct Walk<'a> {
     capacity: &'a [f64],
-    flows_on: &'a [Vec<u32>],
+    flows_on: &'a Incidence,
     /// Read only for the stages of a flow on more than two.
     flows: &'a [Flow],
     entries: &'a mut [Entry],
@@ -147,7 +148,7 @@ impl<'a> Walk<'a> {
     #[inline(always)]
     fn on(&self, s: u32) -> &'a [u32] {
         // SAFETY: a stage index (see above).
-        unsafe { at(self.flows_on, s) }.as_slice()
+        unsafe { self.flows_on.on_unchecked(s) }
     }
 
     /// The entry of slot `f`.

@@ -35,6 +35,7 @@
 
 mod fill;
 mod heap;
+mod incidence;
 mod incremental;
 #[cfg(test)]
 mod oracle;
@@ -45,6 +46,7 @@ mod tests;
 
 use crate::ir::Share;
 use heap::IndexedHeap;
+use incidence::Incidence;
 use slotmap::{SlotMap, new_key_type};
 use smallvec::SmallVec;
 use std::cmp::Reverse;
@@ -431,7 +433,7 @@ pub struct FlowSystem {
     solver: MaxMinSolver,
     capacity: Vec<f64>,
     /// Incidence: the flows (slots) on each stage.
-    flows_on: Vec<Vec<u32>>,
+    flows_on: Incidence,
     /// `maxmin`: the level at which each stage filled (∞ if it froze no flow).
     level: Vec<f64>,
     /// Σ rates of the flows on each stage.
@@ -485,7 +487,7 @@ impl FlowSystem {
             policy,
             solver,
             capacity,
-            flows_on: vec![Vec::new(); n],
+            flows_on: Incidence::new(n),
             level: vec![f64::INFINITY; n],
             load: vec![0.0; n],
             handles: SlotMap::with_key(),
@@ -542,8 +544,7 @@ impl FlowSystem {
         let mut pos = std::mem::take(&mut self.flows[index as usize].pos);
         pos.clear();
         for &s in stages {
-            pos.push(self.flows_on[s as usize].len() as u32);
-            self.flows_on[s as usize].push(index);
+            pos.push(self.flows_on.push(s, index));
             self.mark_load(s);
         }
         let order = self.next_order;
@@ -582,17 +583,15 @@ impl FlowSystem {
         let pos = std::mem::take(&mut self.flows[index as usize].pos);
         let rate = self.entries[index as usize].rate;
         for (k, &s) in flow.iter().enumerate() {
-            let list = &mut self.flows_on[s as usize];
-            let p = pos[k] as usize;
-            list.swap_remove(p);
-            if let Some(&moved) = list.get(p) {
+            let p = pos[k];
+            if let Some(moved) = self.flows_on.swap_remove(s, p) {
                 let m = &mut self.flows[moved as usize];
                 let j = m
                     .stages
                     .iter()
                     .position(|&t| t == s)
                     .expect("back-index: a flow on s lists s");
-                m.pos[j] = p as u32;
+                m.pos[j] = p;
             }
             self.mark_load(s);
             if self.policy == Share::MaxMin && self.capacity[s as usize].is_finite() {
@@ -655,12 +654,13 @@ impl FlowSystem {
 
     /// `n_s`: the number of flows holding stage `s`.
     pub fn count(&self, s: u32) -> usize {
-        self.flows_on[s as usize].len()
+        self.flows_on.len(s)
     }
 
     /// Σ remaining work at `now` of the flows on `s`.
     pub fn work(&self, s: u32, now: f64) -> f64 {
-        self.flows_on[s as usize]
+        self.flows_on
+            .on(s)
             .iter()
             .map(|&f| self.flows[f as usize].remaining_at(self.entries[f as usize].rate, now))
             .sum()
@@ -792,7 +792,9 @@ impl FlowSystem {
         for k in 0..self.load_pending.len() {
             let s = self.load_pending[k];
             self.is_load_pending[s as usize] = false;
-            let load: f64 = self.flows_on[s as usize]
+            let load: f64 = self
+                .flows_on
+                .on(s)
                 .iter()
                 .map(|&f| self.entries[f as usize].rate)
                 .sum();

@@ -1,0 +1,142 @@
+//! The incidence of flows on stages: each stage's flows (slots) in one
+//! arena, a stage's list a chunk of it with slack.
+//!
+//! A stage's chunk moves to the end of the arena, at twice its capacity,
+//! when it is full; the chunk it leaves is not reused. A chunk's capacity
+//! never shrinks, so the arena is at most twice the sum of the chunks'
+//! capacities, and the steady state (flow counts below their highs)
+//! allocates nothing. Removal is a swap with the chunk's last slot.
+//!
+//! Architecture invariant: the spans and the arena are this file's; the
+//! solvers read a stage's flows as a slice, in the order of its pushes and
+//! swap-removes, as `Vec::push`/`Vec::swap_remove` would leave them.
+
+/// A stage's chunk of the arena.
+#[derive(Clone, Copy, Debug, Default)]
+struct Span {
+    start: u32,
+    len: u32,
+    cap: u32,
+}
+
+/// The flows on each stage (see the module's comment).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Incidence {
+    spans: Vec<Span>,
+    arena: Vec<u32>,
+}
+
+/// The capacity of a stage's first chunk.
+const FIRST_CAP: u32 = 4;
+
+impl Incidence {
+    /// No flow on any of `n` stages.
+    pub(super) fn new(n: usize) -> Incidence {
+        Incidence {
+            spans: vec![Span::default(); n],
+            arena: Vec::new(),
+        }
+    }
+
+    /// The number of stages.
+    pub(super) fn stages(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// The flows on stage `s`.
+    #[inline(always)]
+    pub(super) fn on(&self, s: u32) -> &[u32] {
+        let sp = self.spans[s as usize];
+        &self.arena[sp.start as usize..(sp.start + sp.len) as usize]
+    }
+
+    /// The flows on stage `s`, unchecked in a release build.
+    ///
+    /// # Safety
+    /// `s < self.stages()`: callers say which invariant gives it.
+    #[inline(always)]
+    pub(super) unsafe fn on_unchecked(&self, s: u32) -> &[u32] {
+        debug_assert!((s as usize) < self.spans.len(), "stage {s} in range");
+        // SAFETY: the caller's; every span lies inside the arena (`push`
+        // grows the arena before a span covers it).
+        unsafe {
+            let sp = *self.spans.get_unchecked(s as usize);
+            self.arena
+                .get_unchecked(sp.start as usize..(sp.start + sp.len) as usize)
+        }
+    }
+
+    /// `n_s`: the number of flows on stage `s`.
+    #[inline(always)]
+    pub(super) fn len(&self, s: u32) -> usize {
+        self.spans[s as usize].len as usize
+    }
+
+    /// Adds slot `f` on stage `s`; returns its index in `on(s)`.
+    pub(super) fn push(&mut self, s: u32, f: u32) -> u32 {
+        let mut sp = self.spans[s as usize];
+        if sp.len == sp.cap {
+            let cap = (sp.cap * 2).max(FIRST_CAP);
+            let start = u32::try_from(self.arena.len())
+                .ok()
+                .filter(|start| start.checked_add(cap).is_some())
+                .expect("the incidence arena holds fewer than 2^32 slots");
+            self.arena
+                .extend_from_within(sp.start as usize..(sp.start + sp.len) as usize);
+            self.arena.resize((start + cap) as usize, 0);
+            sp.start = start;
+            sp.cap = cap;
+        }
+        self.arena[(sp.start + sp.len) as usize] = f;
+        sp.len += 1;
+        self.spans[s as usize] = sp;
+        sp.len - 1
+    }
+
+    /// Removes the flow at index `p` of `on(s)`, moving the last into its
+    /// place; returns the moved flow, if one moved.
+    pub(super) fn swap_remove(&mut self, s: u32, p: u32) -> Option<u32> {
+        let sp = &mut self.spans[s as usize];
+        assert!(p < sp.len, "index {p} of a flow on stage {s}");
+        sp.len -= 1;
+        let last = self.arena[(sp.start + sp.len) as usize];
+        if p == sp.len {
+            return None;
+        }
+        self.arena[(sp.start + p) as usize] = last;
+        Some(last)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Incidence;
+
+    /// Pushes and swap-removes leave each stage's list as a `Vec`'s, across
+    /// chunk moves (a stage grows past 4 and 8 while the others hold theirs).
+    #[test]
+    fn lists_match_vecs_across_chunk_moves() {
+        let mut inc = Incidence::new(3);
+        let mut vecs = vec![Vec::new(); 3];
+        for f in 0..20u32 {
+            let s = f % 3;
+            let p = inc.push(s, f);
+            assert_eq!(p as usize, vecs[s as usize].len());
+            vecs[s as usize].push(f);
+        }
+        for (s, p) in [(0u32, 1u32), (1, 6), (2, 0), (0, 5)] {
+            let v = &mut vecs[s as usize];
+            v.swap_remove(p as usize);
+            let moved = inc.swap_remove(s, p);
+            assert_eq!(moved, v.get(p as usize).copied());
+        }
+        for s in 0..3u32 {
+            assert_eq!(inc.on(s), vecs[s as usize].as_slice());
+            assert_eq!(inc.len(s), vecs[s as usize].len());
+        }
+        // Stage 0 held 7 flows: chunks of 4 then 8; the arena keeps the
+        // abandoned chunks (4 + 8 for stage 0, 4 + 8 for stages 1, 2 which
+        // held 7 and 6).
+        assert_eq!(inc.arena.len(), 36);
+    }
+}
