@@ -11,18 +11,20 @@
 //! solvers read a stage's flows as a slice, in the order of its pushes and
 //! swap-removes, as `Vec::push`/`Vec::swap_remove` would leave them.
 
-/// A stage's chunk of the arena.
+/// A stage's chunk of the arena: what a read of its flows needs, in 8
+/// bytes (its capacity, which only `push` reads, is apart).
 #[derive(Clone, Copy, Debug, Default)]
 struct Span {
     start: u32,
     len: u32,
-    cap: u32,
 }
 
 /// The flows on each stage (see the module's comment).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Incidence {
     spans: Vec<Span>,
+    /// Each stage's chunk capacity.
+    caps: Vec<u32>,
     arena: Vec<u32>,
 }
 
@@ -34,13 +36,9 @@ impl Incidence {
     pub(super) fn new(n: usize) -> Incidence {
         Incidence {
             spans: vec![Span::default(); n],
+            caps: vec![0; n],
             arena: Vec::new(),
         }
-    }
-
-    /// The number of stages.
-    pub(super) fn stages(&self) -> usize {
-        self.spans.len()
     }
 
     /// The flows on stage `s`.
@@ -50,19 +48,12 @@ impl Incidence {
         &self.arena[sp.start as usize..(sp.start + sp.len) as usize]
     }
 
-    /// The flows on stage `s`, unchecked in a release build.
-    ///
-    /// # Safety
-    /// `s < self.stages()`: callers say which invariant gives it.
-    #[inline(always)]
-    pub(super) unsafe fn on_unchecked(&self, s: u32) -> &[u32] {
-        debug_assert!((s as usize) < self.spans.len(), "stage {s} in range");
-        // SAFETY: the caller's; every span lies inside the arena (`push`
-        // grows the arena before a span covers it).
-        unsafe {
-            let sp = *self.spans.get_unchecked(s as usize);
-            self.arena
-                .get_unchecked(sp.start as usize..(sp.start + sp.len) as usize)
+    /// The spans and the arena as two slices, for a reader that holds them
+    /// (one load fewer a read than through `&Incidence`).
+    pub(super) fn view(&self) -> View<'_> {
+        View {
+            spans: &self.spans,
+            arena: &self.arena,
         }
     }
 
@@ -75,8 +66,8 @@ impl Incidence {
     /// Adds slot `f` on stage `s`; returns its index in `on(s)`.
     pub(super) fn push(&mut self, s: u32, f: u32) -> u32 {
         let mut sp = self.spans[s as usize];
-        if sp.len == sp.cap {
-            let cap = (sp.cap * 2).max(FIRST_CAP);
+        if sp.len == self.caps[s as usize] {
+            let cap = (sp.len * 2).max(FIRST_CAP);
             let start = u32::try_from(self.arena.len())
                 .ok()
                 .filter(|start| start.checked_add(cap).is_some())
@@ -85,7 +76,7 @@ impl Incidence {
                 .extend_from_within(sp.start as usize..(sp.start + sp.len) as usize);
             self.arena.resize((start + cap) as usize, 0);
             sp.start = start;
-            sp.cap = cap;
+            self.caps[s as usize] = cap;
         }
         self.arena[(sp.start + sp.len) as usize] = f;
         sp.len += 1;
@@ -105,6 +96,41 @@ impl Incidence {
         }
         self.arena[(sp.start + p) as usize] = last;
         Some(last)
+    }
+}
+
+/// An [`Incidence`] read through its two slices.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct View<'a> {
+    spans: &'a [Span],
+    arena: &'a [u32],
+}
+
+impl<'a> View<'a> {
+    /// The number of stages.
+    pub(super) fn stages(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// `n_s`: the number of flows on stage `s`.
+    #[inline(always)]
+    pub(super) fn len(&self, s: u32) -> usize {
+        self.spans[s as usize].len as usize
+    }
+
+    /// The flows on stage `s`, unchecked in a release build.
+    ///
+    /// # Safety
+    /// `s < self.stages()`: callers say which invariant gives it.
+    #[inline(always)]
+    pub(super) unsafe fn on_unchecked(&self, s: u32) -> &'a [u32] {
+        debug_assert!((s as usize) < self.spans.len(), "stage {s} in range");
+        // SAFETY: the caller's; every span lies inside the arena (`push`
+        // grows the arena before a span covers it).
+        unsafe {
+            let sp = *self.spans.get_unchecked(s as usize);
+            std::slice::from_raw_parts(self.arena.as_ptr().add(sp.start as usize), sp.len as usize)
+        }
     }
 }
 

@@ -39,7 +39,7 @@
 //! [`TOL`] of the flow's old rate keeps the old rate, so rounding noise does
 //! not spread through the cluster as rate changes.
 
-use super::incidence::Incidence;
+use super::incidence::View;
 use super::{
     Entry, F_FROZEN, F_TOUCHED, Flow, FlowSystem, Mark, MarkKind, NONE, S_FILLED,
     S_REPLAY_SCHEDULED, S_REPLAYED, S_VISITED, Scratch, TOL, at, at_mut, same_level, stages_of,
@@ -56,7 +56,7 @@ impl FlowSystem {
         self.scratch.stages.clear();
         let n = self.capacity.len();
         assert!(
-            self.flows_on.stages() == n
+            self.flows_on.view().stages() == n
                 && self.level.len() == n
                 && self.scratch.sflag.len() >= n
                 && self.scratch.stage.len() >= n
@@ -65,7 +65,7 @@ impl FlowSystem {
         );
         let mut walk = Walk {
             capacity: &self.capacity,
-            flows_on: &self.flows_on,
+            flows_on: self.flows_on.view(),
             flows: &self.flows,
             entries: &mut self.entries,
             level: &self.level,
@@ -109,7 +109,7 @@ impl FlowSystem {
 /// scratch it writes (the stages' and the entries' of this solve).
 struct Walk<'a> {
     capacity: &'a [f64],
-    flows_on: &'a Incidence,
+    flows_on: View<'a>,
     /// Read only for the stages of a flow on more than two.
     flows: &'a [Flow],
     entries: &'a mut [Entry],
