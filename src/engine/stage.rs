@@ -412,7 +412,7 @@ impl StageLoad {
 
     /// A job or a flow completed at member `index`: its figures (and its
     /// estimators, if read) follow.
-    #[inline]
+    #[inline(always)]
     pub fn complete(
         &mut self,
         index: usize,
@@ -422,10 +422,25 @@ impl StageLoad {
         started: f64,
     ) {
         if self.estimating {
-            stats.record(&mut self.est[index], now, arrived, started);
+            self.estimate(index, stats, now, arrived, started);
         } else {
             stats.record_times(now, arrived, started);
         }
+    }
+
+    /// [`StageLoad::complete`] when something reads the estimators: out of
+    /// line, so the common completion stays small.
+    #[cold]
+    #[inline(never)]
+    fn estimate(
+        &mut self,
+        index: usize,
+        stats: &mut StageStats,
+        now: f64,
+        arrived: f64,
+        started: f64,
+    ) {
+        stats.record(&mut self.est[index], now, arrived, started);
     }
 
     /// Sets member `index`'s busy column from its service.
@@ -493,7 +508,7 @@ impl StageStats {
 
     /// Counts a completion at `now` (if at or after warm-up), leaving the
     /// estimators alone.
-    #[inline]
+    #[inline(always)]
     fn record_times(&mut self, now: f64, arrived: f64, started: f64) {
         if now >= self.warmup {
             self.completed += 1;
@@ -514,26 +529,32 @@ pub fn join(
     events: &mut EventQueue,
 ) {
     stats.count(index, false, load, now, 1.0);
-    let job = Job {
-        session,
-        work,
-        arrived: now,
-        started: now,
-        cancelled: false,
-    };
+    // Each arm sets the busy column as `StageLoad::set_busy` would, its
+    // service in hand.
     match service {
-        Service::Delay(jobs) => jobs.join(index, now, session, work, events),
+        Service::Delay(jobs) => {
+            jobs.join(index, now, session, work, events);
+            load.busy[index] = load.present[index];
+        }
         Service::Fifo {
             servers,
             busy,
             waiting,
         } => {
+            let job = Job {
+                session,
+                work,
+                arrived: now,
+                started: now,
+                cancelled: false,
+            };
             if busy.len() < *servers as usize {
                 let slot = busy.insert(job);
                 events.schedule(now + work, EventKind::JobEnd(index as u32, slot));
             } else {
                 waiting.push_back(job);
             }
+            load.busy[index] = busy.len() as f64;
         }
         Service::Ps(ps) => {
             ps.advance(now);
@@ -545,12 +566,12 @@ pub fn join(
                 session,
                 arrived: now,
             });
+            load.busy[index] = load.present[index];
         }
         // The run statement sends every job on a shared stage to the flow
         // system, and every run on a step stage to its engine.
-        Service::Shared(_) | Service::Step(_) => {}
+        Service::Shared(_) | Service::Step(_) => load.set_busy(index, service),
     }
-    load.set_busy(index, service);
 }
 
 /// The finish event of a delay stage's head job: it leaves; returns its
@@ -567,7 +588,8 @@ pub fn finish_delay_job(
     };
     let job = jobs.finish(index, events)?;
     stats.count(index, false, load, now, -1.0);
-    load.set_busy(index, service);
+    // `set_busy` of a delay stage: every job present is in service.
+    load.busy[index] = load.present[index];
     load.complete(index, stats, now, job.started, job.started);
     Some(job.session)
 }
@@ -598,12 +620,14 @@ pub fn finish_job(
     }
     start_waiting(index, busy, waiting, *servers, now, events);
     stats.count(index, false, load, now, -1.0);
-    load.set_busy(index, service);
+    // `set_busy` of a fifo, its service already in hand.
+    load.busy[index] = busy.len() as f64;
     load.complete(index, stats, now, job.arrived, job.started);
     Some(job.session)
 }
 
 /// Starts the fifo's waiting jobs while a server is free.
+#[inline(always)]
 fn start_waiting(
     index: usize,
     busy: &mut Slots,
@@ -691,7 +715,8 @@ pub fn finish_ps(
         ps.v = job.tag;
     }
     stats.count(index, false, load, now, -1.0);
-    load.set_busy(index, service);
+    // `set_busy` of a ps stage: every job present is in service.
+    load.busy[index] = load.present[index];
     load.complete(index, stats, now, job.arrived, job.arrived);
     Some(job.session)
 }
