@@ -17,7 +17,7 @@
 //! (seed, purpose, draw number) alone, so the invariant holds.
 
 use bevy_ecs::prelude::*;
-use rand::{Rng, RngCore, SeedableRng};
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// Draws of a per-session stream served from the shared blocks.
@@ -113,10 +113,9 @@ impl FirstDraws {
         let block = serial / PER_BLOCK;
         let slot = (block.wrapping_add(domain.wrapping_mul(3)) % CACHED as u64) as usize;
         if self.tags[slot] != (domain, block) {
-            let mut rng = generator(self.seed, domain + 1, block);
-            for w in self.words[slot].iter_mut() {
-                *w = rng.next_u64();
-            }
+            // One fill of the generator's 64-word buffer: the same words as
+            // 32 `next_u64`s (each the little-endian pair of the next two).
+            generator(self.seed, domain + 1, block).fill(&mut self.words[slot][..]);
             self.tags[slot] = (domain, block);
         }
         unit(self.words[slot][((serial % PER_BLOCK) * FIRST + i) as usize])
