@@ -355,13 +355,25 @@ pub fn take_holding(holdings: &mut SmallVec<[(u32, u32); 4]>, p: u32) -> u32 {
 }
 
 /// An amount (run work, hold units, reserve, grow, load) is >= 0 and not NaN.
+#[inline]
 pub fn check_amount(what: &str, x: f64) -> Result<f64, String> {
-    if x.is_nan() {
-        Err(format!("{what} is NaN; an amount must be a number >= 0"))
-    } else if x < 0.0 {
-        Err(format!("{what} is negative ({x}); an amount must be >= 0"))
-    } else {
+    // NaN fails `>=` too.
+    if x >= 0.0 {
         Ok(x)
+    } else {
+        Err(amount_error(what, x))
+    }
+}
+
+/// Why `x` is not an amount. Out of line: every run and hold checks its
+/// amount, and the message is rare.
+#[cold]
+#[inline(never)]
+fn amount_error(what: &str, x: f64) -> String {
+    if x.is_nan() {
+        format!("{what} is NaN; an amount must be a number >= 0")
+    } else {
+        format!("{what} is negative ({x}); an amount must be >= 0")
     }
 }
 
