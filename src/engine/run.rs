@@ -337,7 +337,7 @@ pub fn run(
                     EventKind::DelayEnd(stage) => end_delay_job(&mut sim, stage)?,
                     EventKind::PsEnd(stage, generation) => end_ps_job(&mut sim, stage, generation)?,
                     EventKind::FlowEnd(generation) => end_flow(&mut sim, generation)?,
-                    EventKind::LeaseEnd(e, id) => end_lease(code, &mut sim, e, id)?,
+                    EventKind::LeaseEnd(index, id) => end_lease(code, &mut sim, index, id)?,
                     EventKind::IterationEnd(stage, generation) => {
                         end_iteration(code, &mut sim, stage as usize, generation)?
                     }

@@ -11,6 +11,7 @@
 use std::cell::Cell;
 
 use bevy_ecs::prelude::*;
+use bevy_ecs::entity::Entities;
 use bevy_ecs::system::SystemParam;
 use smallvec::SmallVec;
 
@@ -54,6 +55,8 @@ pub struct Store<'w, 's> {
     pub commands: Commands<'w, 's>,
     /// Scratch for `choose`.
     pub scratch: ResMut<'w, ChooseScratch>,
+    /// The entities, to name a session by its index (a lease-end event's).
+    pub entities: &'w Entities,
 }
 
 /// Everything the per-event path changes, as bevy hands it over: fetched
