@@ -217,6 +217,26 @@ impl Slots {
             }
         }
     }
+    /// The job in service in `slot` (not cancelled) leaves and the first
+    /// waiting job starts at `now` in its slot: `take` and then
+    /// `start_waiting`, without the free list (a fifo with jobs waiting has
+    /// every server busy, so exactly one starts, in the slot just freed).
+    /// Returns both; `None`, changing nothing, when the slot has no such
+    /// job or nothing waits.
+    #[inline(always)]
+    fn hand_over(
+        &mut self,
+        slot: u32,
+        waiting: &mut VecDeque<Job>,
+        now: f64,
+    ) -> Option<(Job, Job)> {
+        let cell = self.jobs.get_mut(slot as usize)?;
+        let job = (*cell).filter(|j| !j.cancelled)?;
+        let mut next = waiting.pop_front()?;
+        next.started = now;
+        *cell = Some(next);
+        Some((job, next))
+    }
     fn take(&mut self, slot: u32) -> Option<Job> {
         let job = self.jobs.get_mut(slot as usize)?.take();
         if job.is_some() {
@@ -612,13 +632,22 @@ pub fn finish_job(
     else {
         return None;
     };
-    let job = busy.take(slot)?;
-    if job.cancelled {
-        // A preemption took it away; its slot is free now.
-        busy.cancelled -= 1;
-        return None;
-    }
-    start_waiting(index, busy, waiting, *servers, now, events);
+    let job = match busy.hand_over(slot, waiting, now) {
+        Some((job, next)) => {
+            events.schedule(now + next.work, EventKind::JobEnd(index as u32, slot));
+            job
+        }
+        None => {
+            let job = busy.take(slot)?;
+            if job.cancelled {
+                // A preemption took it away; its slot is free now.
+                busy.cancelled -= 1;
+                return None;
+            }
+            start_waiting(index, busy, waiting, *servers, now, events);
+            job
+        }
+    };
     stats.count(index, false, load, now, -1.0);
     // `set_busy` of a fifo, its service already in hand.
     load.busy[index] = busy.len() as f64;
