@@ -121,6 +121,9 @@ pub struct DirtyPs {
     pub list: Vec<u32>,
     /// Whether each stage is in `list`.
     pub marked: Vec<bool>,
+    /// The generation of each ps stage's live finish event: a finish of
+    /// another is stale and is dropped before its stage is fetched.
+    pub live: Vec<u64>,
     /// Step stages to try (residents joined, an iteration ended, a hold
     /// joined a queue they admit for).
     pub engines: Waiting,

@@ -99,6 +99,7 @@ pub fn build(program: &ValidProgram) -> World {
     world.insert_resource(DirtyPs {
         list: Vec::new(),
         marked: vec![false; prog.stages.len()],
+        live: vec![0; prog.stages.len()],
         engines: Waiting::new(prog.stages.len()),
     });
     world.insert_resource(Replay::default());

@@ -9,7 +9,7 @@
 //! with that number (a job gets its event when it becomes the head, or
 //! at once if it joins as the head), so the events pop in the same order
 //! and number as one event per job would, with the job stored once. A ps stage has at most one live
-//! finish event (generation `generation`), for the job of the smallest
+//! finish event (its generation in `DirtyPs::live`), for the job of the smallest
 //! finish tag, and jobs leave a ps stage only in tag order (ties: join
 //! order), so its jobs live in a heap. [`StageLoad`]'s columns always equal
 //! the jobs present and in service of every member: every change of either
@@ -283,8 +283,6 @@ pub struct Ps {
     phi: f64,
     jobs: BinaryHeap<PsJob>,
     order: u64,
-    /// The generation of the live finish event.
-    pub generation: u64,
 }
 
 impl Ps {
@@ -351,7 +349,6 @@ impl Service {
                 phi: 0.0,
                 jobs: BinaryHeap::new(),
                 order: 0,
-                generation: 0,
             })),
         }
     }
@@ -720,21 +717,17 @@ pub fn cancel(
     found
 }
 
-/// The live ps finish event fired: the job of the smallest tag leaves.
-/// Returns its session, or `None` when the event was stale.
+/// The live ps finish event fired (the caller dropped a stale one): the
+/// job of the smallest tag leaves. Returns its session.
 pub fn finish_ps(
     index: usize,
     (service, stats): (&mut Service, &mut StageStats),
     load: &mut StageLoad,
     now: f64,
-    generation: u64,
 ) -> Option<Entity> {
     let Service::Ps(ps) = service else {
         return None;
     };
-    if generation != ps.generation {
-        return None;
-    }
     // Virtual time moves with the clock, but at least to the leaving
     // job's tag: rounding never leaves it a sliver of work (this
     // reproduces the reference's event times to the last bit).
@@ -751,12 +744,14 @@ pub fn finish_ps(
 }
 
 /// Issues the ps stage's one finish event anew with capacity `phi`
-/// (evaluated by the caller with `present` = jobs present).
+/// (evaluated by the caller with `present` = jobs present); `live` is the
+/// stage's generation of its live finish event (`DirtyPs::live`).
 pub fn issue_ps_finish(
     service: &mut Service,
     index: usize,
     now: f64,
     phi: f64,
+    live: &mut u64,
     events: &mut EventQueue,
 ) {
     let Service::Ps(ps) = service else {
@@ -764,14 +759,14 @@ pub fn issue_ps_finish(
     };
     ps.advance(now);
     ps.phi = phi;
-    ps.generation += 1;
+    *live += 1;
     if let Some(head) = ps.jobs.peek()
         && phi > 0.0
     {
         let n = ps.jobs.len() as f64;
         events.schedule(
             now + (head.tag - ps.v) * n / phi,
-            EventKind::PsEnd(index as u32, ps.generation),
+            EventKind::PsEnd(index as u32, *live),
         );
     }
 }
