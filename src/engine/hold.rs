@@ -187,9 +187,11 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
             });
         }
         if t <= 0.0 {
-            sim.events.schedule(now, EventKind::LeaseEnd(e.index_u32(), id));
+            sim.events
+                .schedule(now, EventKind::LeaseEnd(e.index_u32(), id));
         } else if t.is_finite() {
-            sim.events.schedule(now + t, EventKind::LeaseEnd(e.index_u32(), id));
+            sim.events
+                .schedule(now + t, EventKind::LeaseEnd(e.index_u32(), id));
         }
     }
     for (i, h) in hold.pools.iter().enumerate() {

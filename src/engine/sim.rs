@@ -10,8 +10,8 @@
 
 use std::cell::Cell;
 
-use bevy_ecs::prelude::*;
 use bevy_ecs::entity::Entities;
+use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemParam;
 use smallvec::SmallVec;
 
