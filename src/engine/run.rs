@@ -438,6 +438,6 @@ mod sizes {
             ("event", size_of::<Event>()),
         ];
         eprintln!("{sizes:?}");
-        assert_eq!(sizes.map(|(_, n)| n), [24, 16, 24, 8, 32, 40], "{sizes:?}");
+        assert_eq!(sizes.map(|(_, n)| n), [24, 16, 24, 8, 32, 32], "{sizes:?}");
     }
 }
