@@ -282,7 +282,9 @@ fn spill_piece(
         evict_to(code, sim, to, room, depth + 1)?;
     }
     if entry.dead {
-        let origin = (p as u32, entry.id);
+        // Named where the `reuse` left it, so its pieces gather in one
+        // entry per pool all down a chain (spill_dead_identity_down_the_chain).
+        let origin = entry.origin.unwrap_or((p as u32, entry.id));
         sim.kv.cache[to].add_dead_piece(origin, session, entry.owner, piece, now);
     } else {
         sim.kv.cache[to].add_piece(session, entry.owner, piece, now);
