@@ -290,6 +290,9 @@ pub struct PoolCode {
     pub evict_reads_owner: bool,
     /// `queue by (k…)` keys (`None`: fifo).
     pub queue: Option<Box<[Expr]>>,
+    /// Whether the queue keys read state (`waited`, the clock, an
+    /// observable), so the head may change while nobody joins or leaves.
+    pub queue_reads_state: bool,
     /// `spill`.
     pub spill: Option<SpillCode>,
     /// `preempt lifo`.
@@ -399,6 +402,10 @@ impl Code {
                     evict,
                     evict_reads_owner,
                     queue: pool.queue.as_ref().map(|k| k.iter().map(expr).collect()),
+                    queue_reads_state: pool
+                        .queue
+                        .as_ref()
+                        .is_some_and(|k| k.iter().any(ir::Expr::reads_state)),
                     spill: pool.spill.as_ref().map(|s| SpillCode {
                         to: s.to as u32,
                         via: s.via as u32,
