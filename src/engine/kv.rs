@@ -99,8 +99,21 @@ impl KvPools {
         self.figures[p].cached_avg.set(now, total);
     }
 
+    /// A preemption of session `serial` on pool `p` at `position`: whether
+    /// it counts in the pool's `stuck` (a session counts once, over every
+    /// pool).
+    pub fn stuck_preempted(&mut self, serial: u64, p: u32, position: f64) -> bool {
+        // The records are sorted by (serial, pool): the session's are a run.
+        let from = self.stuck.partition_point(|((s, _), _)| *s < serial);
+        let elsewhere = self.stuck[from..]
+            .iter()
+            .take_while(|((s, _), _)| *s == serial)
+            .any(|((_, q), r)| *q != p && r.counted());
+        self.stuck_record(serial, p).preempted(position, elsewhere)
+    }
+
     /// The `stuck` record of (session, pool).
-    pub fn stuck_record(&mut self, serial: u64, p: u32) -> &mut Stuck {
+    fn stuck_record(&mut self, serial: u64, p: u32) -> &mut Stuck {
         let key = (serial, p);
         let i = match self.stuck.binary_search_by(|(k, _)| k.cmp(&key)) {
             Ok(i) => i,

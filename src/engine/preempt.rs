@@ -294,7 +294,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
     }
     let figures = &mut sim.kv.figures[p];
     figures.preemptions += 1;
-    if sim.kv.stuck_record(serial, pool).preempted(position) {
+    if sim.kv.stuck_preempted(serial, pool, position) {
         sim.kv.figures[p].stuck += 1;
     }
     if let Some((s, ..)) = taken.resident {
