@@ -23,8 +23,10 @@ use super::stats::TimeAvg;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Owner {
     /// The session is live: keys read its current attributes (its row) and
-    /// whether it waits in a queue (its entity).
-    Session(Entity, u32),
+    /// whether it waits in a queue (its entity). The attributes as they
+    /// were when it released the entry are kept for when it ends: keys then
+    /// read those (0.1.0; `evict_ended_session_reads_release_attributes`).
+    Session(Entity, u32, Box<[f64]>),
     /// The session ended, or the entry is dead: keys read these attributes
     /// (empty when the pool's keys read none) and `waiting` 0.
     Ended(Box<[f64]>),
