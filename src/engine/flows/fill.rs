@@ -10,14 +10,15 @@
 
 use super::{
     F_FROZEN, F_SEEN, FlowSystem, Mark, MarkKind, NONE, S_FILLED, S_LARGE, S_VISITED, same_level,
+    stages_of,
 };
 use std::cmp::Reverse;
 
 impl FlowSystem {
     /// `min over s of φ_s / n_s` for the flow in slot `f`.
     pub(super) fn bottleneck_rate(&self, f: u32) -> f64 {
-        self.flows[f as usize]
-            .stages
+        let pair = self.entries[f as usize].pair;
+        stages_of(&pair, &self.flows, f)
             .iter()
             .map(|&s| self.capacity[s as usize] / self.flows_on[s as usize].len() as f64)
             .fold(f64::INFINITY, f64::min)
@@ -33,10 +34,13 @@ impl FlowSystem {
             self.scratch.set_sflag(s, S_VISITED);
             for j in 0..self.flows_on[s as usize].len() {
                 let f = self.flows_on[s as usize][j];
-                if self.scratch.fflags(f) & F_SEEN == 0 {
+                let epoch = self.scratch.epoch;
+                if self.entries[f as usize].flags(epoch) & F_SEEN == 0 {
                     let r = self.bottleneck_rate(f);
-                    self.scratch.set_rate(f, r, NONE);
-                    for &t in &self.flows[f as usize].stages {
+                    let e = &mut self.entries[f as usize];
+                    self.scratch.set_rate(e, f, r, NONE);
+                    let pair = e.pair;
+                    for &t in stages_of(&pair, &self.flows, f) {
                         self.scratch.set_sflag(t, S_VISITED);
                     }
                 }
@@ -84,7 +88,8 @@ impl FlowSystem {
             let s = sc.stages[head];
             head += 1;
             for &f in &self.flows_on[s as usize] {
-                for &t in &self.flows[f as usize].stages {
+                let pair = self.entries[f as usize].pair;
+                for &t in stages_of(&pair, &self.flows, f) {
                     if !self.capacity[t as usize].is_finite() {
                         continue;
                     }
@@ -164,17 +169,18 @@ impl FlowSystem {
             sc.set_sflag(s, S_FILLED);
             sc.stage[s as usize].new_level = level;
             for &f in &self.flows_on[s as usize] {
-                if sc.fflags(f) & F_FROZEN != 0 {
+                let e = &mut self.entries[f as usize];
+                if e.flags(sc.epoch) & F_FROZEN != 0 {
                     continue;
                 }
-                let flow = &self.flows[f as usize];
-                let rate = if same_level(level, flow.rate) {
-                    flow.rate
+                let rate = if same_level(level, e.rate) {
+                    e.rate
                 } else {
                     level
                 };
-                sc.freeze(f, rate, s, flow);
-                for &t in &self.flows[f as usize].stages {
+                sc.freeze(e, f, rate, s);
+                let pair = e.pair;
+                for &t in stages_of(&pair, &self.flows, f) {
                     if t == s || !self.capacity[t as usize].is_finite() {
                         continue;
                     }

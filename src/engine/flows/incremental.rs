@@ -40,8 +40,8 @@
 //! not spread through the cluster as rate changes.
 
 use super::{
-    F_FROZEN, F_TOUCHED, Flow, FlowSystem, Mark, MarkKind, NONE, S_FILLED, S_REPLAY_SCHEDULED,
-    S_REPLAYED, S_VISITED, Scratch, TOL, same_level,
+    Entry, F_FROZEN, F_TOUCHED, Flow, FlowSystem, Mark, MarkKind, NONE, S_FILLED,
+    S_REPLAY_SCHEDULED, S_REPLAYED, S_VISITED, Scratch, TOL, at, at_mut, same_level, stages_of,
 };
 use std::cmp::Reverse;
 
@@ -53,11 +53,22 @@ impl FlowSystem {
     /// gives them rate ∞ first).
     pub(super) fn solve_incremental(&mut self) {
         self.scratch.stages.clear();
+        let n = self.capacity.len();
+        assert!(
+            self.flows_on.len() == n
+                && self.level.len() == n
+                && self.scratch.sflag.len() >= n
+                && self.scratch.stage.len() >= n
+                && self.entries.len() == self.flows.len(),
+            "every per-stage array covers the stages and every slot has an entry"
+        );
         let mut walk = Walk {
             capacity: &self.capacity,
             flows_on: &self.flows_on,
             flows: &self.flows,
+            entries: &mut self.entries,
             level: &self.level,
+            epoch: self.scratch.epoch,
             sc: &mut self.scratch,
         };
         for &(stage, level) in &self.seeds {
@@ -67,8 +78,9 @@ impl FlowSystem {
             let Some(&f) = self.handles.get(id) else {
                 continue;
             };
-            walk.sc.set_fflag(f, F_TOUCHED);
-            let stages = &walk.flows[f as usize].stages;
+            walk.entries[f as usize].set_flag(walk.epoch, F_TOUCHED);
+            let pair = walk.entries[f as usize].pair;
+            let stages = stages_of(&pair, walk.flows, f);
             let from = stages
                 .iter()
                 .map(|&s| walk.capacity[s as usize] / walk.flows_on[s as usize].len() as f64)
@@ -92,18 +104,57 @@ impl FlowSystem {
 }
 
 /// The walk's view of the system: what it reads (the incidence arrays, the
-/// flows' old rates and the stages' old levels) and the scratch it writes.
+/// flows' entries with their old rates, and the stages' old levels) and the
+/// scratch it writes (the stages' and the entries' of this solve).
 struct Walk<'a> {
     capacity: &'a [f64],
     flows_on: &'a [Vec<u32>],
+    /// Read only for the stages of a flow on more than two.
     flows: &'a [Flow],
+    entries: &'a mut [Entry],
     level: &'a [f64],
+    /// The solve's epoch (`sc.epoch`).
+    epoch: u32,
     sc: &'a mut Scratch,
 }
 
-impl Walk<'_> {
+// The walk reads its arrays unchecked: it indexes the per-stage arrays
+// (`capacity`, `flows_on`, `level`, all of the system's stage count long;
+// the scratch's, sized by `Scratch::begin`) only with stage indices, each
+// checked against `flows_on` when its flow started, and `entries` (as long
+// as the slots) only with slots read from `flows_on`. `solve_incremental`
+// asserts the lengths once.
+impl<'a> Walk<'a> {
     fn is_finite(&self, s: u32) -> bool {
-        self.capacity[s as usize].is_finite()
+        self.cap(s).is_finite()
+    }
+
+    /// φ of stage `s`.
+    #[inline(always)]
+    fn cap(&self, s: u32) -> f64 {
+        // SAFETY: a stage index (see above).
+        unsafe { *at(self.capacity, s) }
+    }
+
+    /// The level at which stage `s` filled in the last solve.
+    #[inline(always)]
+    fn old_level(&self, s: u32) -> f64 {
+        // SAFETY: a stage index (see above).
+        unsafe { *at(self.level, s) }
+    }
+
+    /// The flows on stage `s`.
+    #[inline(always)]
+    fn on(&self, s: u32) -> &'a [u32] {
+        // SAFETY: a stage index (see above).
+        unsafe { at(self.flows_on, s) }.as_slice()
+    }
+
+    /// The entry of slot `f`.
+    #[inline(always)]
+    fn entry(&self, f: u32) -> &Entry {
+        // SAFETY: a slot read from `flows_on` (see above).
+        unsafe { at(self.entries, f) }
     }
 
     fn push_mark(&mut self, level: f64, kind: MarkKind, stage: u32) {
@@ -148,7 +199,7 @@ impl Walk<'_> {
         if self.sc.sflags(s) & S_FILLED != 0 {
             return None;
         }
-        let e = &mut self.sc.stage[s as usize];
+        let e = self.sc.stage_mut(s);
         if e.unfrozen == 0 || level > e.cand {
             return None;
         }
@@ -188,32 +239,26 @@ impl Walk<'_> {
     fn make_clean_dirty(&mut self, s: u32, current: f64) {
         self.sc.set_sflag(s, S_VISITED);
         self.sc.stages.push(s);
-        let (flows, flows_on, level) = (self.flows, self.flows_on, self.level);
-        let mut residual = self.capacity[s as usize];
+        let flows = self.flows;
+        let mut residual = self.cap(s);
         let mut unfrozen = 0u32;
         let mut releasing = false;
-        for &f in &flows_on[s as usize] {
-            let ff = self.sc.fflags(f);
+        for &f in self.on(s) {
+            let e = self.entry(f);
+            let ff = e.flags(self.epoch);
             if ff & F_FROZEN != 0 {
-                residual -= self.sc.new_rate(f);
+                residual -= e.new_rate;
             } else if ff & F_TOUCHED != 0 {
                 unfrozen += 1;
             } else {
-                let flow = &flows[f as usize];
-                let (rate, b) = (flow.rate, flow.froze_at);
-                debug_assert!(
-                    b == NONE || flow.stages.contains(&b),
-                    "froze_at is its stage"
-                );
+                let (rate, b, pair) = (e.rate, e.froze_at, e.pair);
+                let stages = stages_of(&pair, flows, f);
+                debug_assert!(b == NONE || stages.contains(&b), "froze_at is its stage");
                 let sc = &*self.sc;
-                if let Some(&replayed) = flow
-                    .stages
-                    .iter()
-                    .find(|&&t| sc.sflags(t) & S_REPLAYED != 0)
-                {
+                if let Some(&replayed) = stages.iter().find(|&&t| sc.sflags(t) & S_REPLAYED != 0) {
                     // A replay froze it at its old rate; it had no dirty
                     // stage then, so nothing else needs telling.
-                    let at = self.replay_froze_at(flow, replayed);
+                    let at = self.replay_froze_at(rate, b, replayed);
                     self.freeze_met(f, rate, at, s);
                     residual -= rate;
                     continue;
@@ -231,10 +276,10 @@ impl Walk<'_> {
                     // then, and a released flow makes the stage dirty).
                     unfrozen += 1;
                     releasing |= b == s;
-                    for &t in &flow.stages {
+                    for &t in stages {
                         if t != s
                             && self.sc.sflags(t) & S_VISITED == 0
-                            && (t == b || same_level(level[t as usize], rate))
+                            && (t == b || same_level(self.old_level(t), rate))
                         {
                             self.schedule_replay(t, current);
                         }
@@ -242,11 +287,11 @@ impl Walk<'_> {
                 }
             }
         }
-        let e = &mut self.sc.stage[s as usize];
+        let e = self.sc.stage_mut(s);
         e.residual = residual;
         e.unfrozen = unfrozen;
         e.low = f64::INFINITY;
-        let old = level[s as usize];
+        let old = self.old_level(s);
         if releasing && old.is_finite() {
             self.push_mark(old.max(current), MarkKind::Release, s);
         }
@@ -258,7 +303,7 @@ impl Walk<'_> {
             return;
         }
         self.sc.set_sflag(b, S_REPLAY_SCHEDULED);
-        let level = self.level[b as usize];
+        let level = self.old_level(b);
         if level.is_finite() {
             self.push_mark(level.max(current), MarkKind::Replay, b);
         }
@@ -267,7 +312,7 @@ impl Walk<'_> {
     /// Dirty stage `t`'s residual or unfrozen count changed: its candidate
     /// level is recomputed, and marked if it dropped below its marks.
     fn update_candidate(&mut self, t: u32, current: f64) {
-        let e = &mut self.sc.stage[t as usize];
+        let e = self.sc.stage_mut(t);
         if e.unfrozen == 0 {
             return;
         }
@@ -286,14 +331,15 @@ impl Walk<'_> {
     /// it is a few stores).
     #[inline(always)]
     fn freeze_met(&mut self, f: u32, rate: f64, at: u32, s: u32) {
-        let flow = &self.flows[f as usize];
+        // SAFETY: a slot read from `flows_on` (see above).
+        let e = unsafe { at_mut(self.entries, f) };
         debug_assert!(
-            flow.stages
+            stages_of(&e.pair.clone(), self.flows, f)
                 .iter()
                 .all(|&t| t == s || self.sc.sflags(t) & S_VISITED == 0),
             "a flow met first by a dirty stage has no other dirty stage"
         );
-        self.sc.freeze(f, rate, at, flow);
+        self.sc.freeze(e, f, rate, at);
     }
 
     /// Freezes flow `f` at `rate` (frozen by stage `at`), updating every
@@ -302,9 +348,11 @@ impl Walk<'_> {
     /// and stores, and a call's saved registers cost as much.
     #[inline(always)]
     fn freeze(&mut self, f: u32, rate: f64, at: u32, except: u32, current: f64) {
-        let flow = &self.flows[f as usize];
-        self.sc.freeze(f, rate, at, flow);
-        for &t in &flow.stages {
+        // SAFETY: a slot read from `flows_on` (see above).
+        let e = unsafe { at_mut(self.entries, f) };
+        self.sc.freeze(e, f, rate, at);
+        let pair = e.pair;
+        for &t in stages_of(&pair, self.flows, f) {
             if t == except || self.sc.sflags(t) & S_VISITED == 0 {
                 continue;
             }
@@ -312,7 +360,7 @@ impl Walk<'_> {
                 self.sc.sflags(t) & S_FILLED == 0,
                 "a filled stage has no rising flow"
             );
-            let e = &mut self.sc.stage[t as usize];
+            let e = self.sc.stage_mut(t);
             e.residual -= rate;
             e.unfrozen -= 1;
             self.update_candidate(t, current);
@@ -323,7 +371,7 @@ impl Walk<'_> {
     /// the new current level.
     fn fill(&mut self, s: u32, candidate: f64, current: f64) -> f64 {
         let mut level = candidate.max(current);
-        let old = self.level[s as usize];
+        let old = self.old_level(s);
         if old.is_finite() && same_level(level, old) {
             level = old;
         } else if same_level(level, current) {
@@ -331,14 +379,14 @@ impl Walk<'_> {
         }
         let current = current.max(level);
         self.sc.set_sflag(s, S_FILLED);
-        self.sc.stage[s as usize].new_level = level;
-        let flows = self.flows;
-        for &f in &self.flows_on[s as usize] {
-            let ff = self.sc.fflags(f);
+        self.sc.stage_mut(s).new_level = level;
+        for &f in self.on(s) {
+            let e = self.entry(f);
+            let ff = e.flags(self.epoch);
             if ff & F_FROZEN != 0 {
                 continue;
             }
-            let old_rate = flows[f as usize].rate;
+            let (old_rate, pair) = (e.rate, e.pair);
             let rate = if same_level(level, old_rate) {
                 old_rate
             } else {
@@ -346,8 +394,9 @@ impl Walk<'_> {
             };
             self.freeze(f, rate, s, s, current);
             if ff & F_TOUCHED == 0 && rate != old_rate {
-                self.sc.set_fflag(f, F_TOUCHED);
-                for &t in &flows[f as usize].stages {
+                // SAFETY: a slot read from `flows_on` (see above).
+                unsafe { at_mut(self.entries, f) }.set_flag(self.epoch, F_TOUCHED);
+                for &t in stages_of(&pair, self.flows, f) {
                     if t != s && self.is_finite(t) {
                         self.make_dirty(t, current);
                     }
@@ -368,32 +417,32 @@ impl Walk<'_> {
             return;
         }
         self.sc.set_sflag(b, S_REPLAYED);
-        let flows = self.flows;
-        for &f in &self.flows_on[b as usize] {
-            let ff = self.sc.fflags(f);
+        for &f in self.on(b) {
+            let e = self.entry(f);
+            let ff = e.flags(self.epoch);
             if ff & F_FROZEN != 0 {
                 continue;
             }
             debug_assert!(ff & F_TOUCHED == 0, "a changed flow's stages are dirty");
-            let flow = &flows[f as usize];
-            if flow
-                .stages
+            let (rate, froze_at, pair) = (e.rate, e.froze_at, e.pair);
+            if stages_of(&pair, self.flows, f)
                 .iter()
                 .any(|&t| t != b && self.sc.sflags(t) & S_VISITED != 0)
             {
-                let at = self.replay_froze_at(flow, b);
-                self.freeze(f, flow.rate, at, NONE, current);
+                let at = self.replay_froze_at(rate, froze_at, b);
+                self.freeze(f, rate, at, NONE, current);
             }
         }
     }
 
-    /// The stage a replay of `b` records as freezing `flow`: `b` if the
-    /// flow's old rate is `b`'s level, else the stage that froze it before.
-    fn replay_froze_at(&self, flow: &Flow, b: u32) -> u32 {
-        if same_level(flow.rate, self.level[b as usize]) {
+    /// The stage a replay of `b` records as freezing a flow of old `rate`,
+    /// frozen by `froze_at` before: `b` if that rate is `b`'s level, else
+    /// `froze_at`.
+    fn replay_froze_at(&self, rate: f64, froze_at: u32, b: u32) -> u32 {
+        if same_level(rate, self.old_level(b)) {
             b
         } else {
-            flow.froze_at
+            froze_at
         }
     }
 
@@ -403,18 +452,19 @@ impl Walk<'_> {
         if self.sc.sflags(d) & S_FILLED != 0 {
             return current;
         }
-        let e = self.sc.stage[d as usize];
-        if e.unfrozen > 0 && e.cand <= self.level[d as usize] * (1.0 + TOL) {
+        let e = *self.sc.stage_mut(d);
+        if e.unfrozen > 0 && e.cand <= self.old_level(d) * (1.0 + TOL) {
             return self.fill(d, e.cand, current);
         }
-        let flows = self.flows;
-        for &f in &self.flows_on[d as usize] {
-            let ff = self.sc.fflags(f);
-            if ff & (F_FROZEN | F_TOUCHED) != 0 || flows[f as usize].froze_at != d {
+        for &f in self.on(d) {
+            // SAFETY: a slot read from `flows_on` (see above).
+            let e = unsafe { at_mut(self.entries, f) };
+            if e.flags(self.epoch) & (F_FROZEN | F_TOUCHED) != 0 || e.froze_at != d {
                 continue;
             }
-            self.sc.set_fflag(f, F_TOUCHED);
-            for &t in &flows[f as usize].stages {
+            e.set_flag(self.epoch, F_TOUCHED);
+            let pair = e.pair;
+            for &t in stages_of(&pair, self.flows, f) {
                 if t != d && self.is_finite(t) {
                     self.make_dirty(t, current);
                 }

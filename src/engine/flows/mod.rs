@@ -101,17 +101,12 @@ pub const FILL_LIMIT: u32 = 16;
 /// component is believed.
 const LARGE_HOLD: u32 = 1024;
 
-/// One flow slot. The fields the walk reads (stages, rate, the stage that
-/// froze it) come first in a slot aligned to a cache line, so a flow the
-/// walk meets costs one line.
+/// One flow slot: what the walk does not read (the walk's fields are in
+/// the flow's [`Entry`]).
 #[derive(Clone, Debug, Default)]
-#[repr(C, align(64))]
 struct Flow {
+    /// All its stages (the walk reads the first two from the entry).
     stages: SmallVec<[u32; 2]>,
-    rate: f64,
-    /// `maxmin`: the stage whose filling froze this flow (its rate is that
-    /// stage's level), or `NONE`.
-    froze_at: u32,
     /// The handle of the flow in this slot.
     id: FlowId,
     /// `pos[k]`: this flow's index in `flows_on[stages[k]]`.
@@ -125,20 +120,123 @@ struct Flow {
     owner: u64,
 }
 
-// Two cache lines a slot (x86-64): the walk's fields in the first.
-const _: () = assert!(std::mem::size_of::<Flow>() == 128);
+// The slot's size (x86-64), as docs/development.md counts a flow's bytes.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Flow>() == 104);
 
 impl Flow {
-    fn remaining_at(&self, now: f64) -> f64 {
-        if self.rate == f64::INFINITY {
+    /// The remaining work at `now` of this flow running at `rate`.
+    fn remaining_at(&self, rate: f64, now: f64) -> f64 {
+        if rate == f64::INFINITY {
             return 0.0;
         }
-        let r = if self.rate > 0.0 {
-            self.remaining - self.rate * (now - self.t_mark)
+        let r = if rate > 0.0 {
+            self.remaining - rate * (now - self.t_mark)
         } else {
             self.remaining
         };
         if r <= 0.0 { 0.0 } else { r }
+    }
+}
+
+/// A flow's entry for the solvers: what they read of it (its first two
+/// stages, its rate, the stage that froze it) and its scratch of the
+/// current solve (flags, new rate), in 32 bytes, so a flow the walk meets
+/// costs one load of one entry.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct Entry {
+    rate: f64,
+    /// The rate this solve gives it (valid when its flags say frozen or
+    /// listed).
+    new_rate: f64,
+    /// Its two stages if it has two; `[NONE, NONE]` if it has one or more
+    /// than two, which are in its [`Flow`]'s list.
+    pair: [u32; 2],
+    /// `maxmin`: the stage whose filling froze this flow (its rate is that
+    /// stage's level), or `NONE`. A solve overwrites it when it freezes the
+    /// flow: no step reads the old value of a frozen flow.
+    froze_at: u32,
+    /// `epoch << 3 | flags`: the flow's flags in the solve of that epoch
+    /// (none in any other).
+    mark: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Entry>() == 32);
+
+impl Default for Entry {
+    fn default() -> Self {
+        Entry {
+            rate: 0.0,
+            new_rate: 0.0,
+            pair: [NONE, NONE],
+            froze_at: NONE,
+            mark: 0,
+        }
+    }
+}
+
+impl Entry {
+    /// An entry for a flow on `stages` at rate 0, frozen nowhere.
+    fn new(stages: &[u32]) -> Entry {
+        let pair = match *stages {
+            [s, t] => [s, t],
+            _ => [NONE, NONE],
+        };
+        Entry {
+            pair,
+            ..Entry::default()
+        }
+    }
+
+    /// The flow's flags in the solve whose mark is `ep` (`epoch << 3`):
+    /// `mark ^ ep` is the flags if the epochs agree, at least 8 if not.
+    #[inline(always)]
+    fn flags(&self, ep: u32) -> u8 {
+        let x = self.mark ^ ep;
+        if x < 8 { x as u8 } else { 0 }
+    }
+
+    /// Sets `flag` among the flow's flags of the solve whose mark is `ep`.
+    #[inline(always)]
+    fn set_flag(&mut self, ep: u32, flag: u8) {
+        if self.mark ^ ep >= 8 {
+            self.mark = ep;
+        }
+        self.mark |= u32::from(flag);
+    }
+}
+
+/// `v[i]`, unchecked in a release build.
+///
+/// # Safety
+/// `i < v.len()`: callers say which invariant gives it.
+#[inline(always)]
+unsafe fn at<T>(v: &[T], i: u32) -> &T {
+    debug_assert!((i as usize) < v.len(), "index {i} within {}", v.len());
+    // SAFETY: the caller's.
+    unsafe { v.get_unchecked(i as usize) }
+}
+
+/// `&mut v[i]`, unchecked in a release build.
+///
+/// # Safety
+/// `i < v.len()`: callers say which invariant gives it.
+#[inline(always)]
+unsafe fn at_mut<T>(v: &mut [T], i: u32) -> &mut T {
+    debug_assert!((i as usize) < v.len(), "index {i} within {}", v.len());
+    // SAFETY: the caller's.
+    unsafe { v.get_unchecked_mut(i as usize) }
+}
+
+/// The stages of the flow in slot `f`, whose pair is `pair` (a copy of its
+/// entry's, so that the caller may write the entries while it reads them).
+#[inline(always)]
+fn stages_of<'a>(pair: &'a [u32; 2], flows: &'a [Flow], f: u32) -> &'a [u32] {
+    if pair[1] != NONE {
+        pair
+    } else {
+        &flows[f as usize].stages
     }
 }
 
@@ -202,33 +300,24 @@ struct StageScratch {
     low: f64,
 }
 
-/// A flow's entry in the scratch of one solve, valid when its epoch is the
-/// solve's (its flags and new rate are read together).
-#[derive(Clone, Copy, Debug, Default)]
-struct FlowScratch {
-    epoch: u32,
-    flags: u8,
-    new_froze_at: u32,
-    new_rate: f64,
-}
-
 /// Buffers of one solve, reused.
 ///
 /// A stage's flags are one byte in an array of their own, cleared at the
 /// start of the next solve through the list of the stages this one
 /// flagged: the walk tests the flags of many stages it does not otherwise
 /// read, and a test is one load of a byte that stays in the first-level
-/// cache. A flow's entry is valid when its epoch is the solve's.
+/// cache. A flow's flags are in its [`Entry`], valid when their epoch is
+/// the solve's.
 #[derive(Clone, Debug, Default)]
 struct Scratch {
-    /// The solve's epoch (never 0, which no flow entry is valid at).
+    /// The solve's epoch shifted by 3, as an entry's mark keeps it (never 0,
+    /// which no entry is valid at).
     epoch: u32,
     /// Each stage's flags in this solve (0 for one it has not met).
     sflag: Vec<u8>,
     /// The stages whose flags this solve set: the stages it visited.
     flagged: Vec<u32>,
     stage: Vec<StageScratch>,
-    flow: Vec<FlowScratch>,
     /// Stages visited by this solve, in visiting order.
     stages: Vec<u32>,
     /// Flows whose new rate is set, in order (a frozen flow only if its
@@ -252,13 +341,17 @@ const F_SEEN: u8 = 1;
 const F_FROZEN: u8 = 2;
 const F_TOUCHED: u8 = 4;
 
+/// The epoch after which the entries' marks are cleared and epochs start
+/// again at 1.
+const LAST_EPOCH: u32 = ((1 << 29) - 1) << 3;
+
 impl Scratch {
-    fn begin(&mut self, n_stages: usize, n_slots: usize) {
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.flow.iter_mut().for_each(|e| e.epoch = 0);
-            self.epoch = 1;
+    fn begin(&mut self, n_stages: usize, entries: &mut [Entry]) {
+        if self.epoch == LAST_EPOCH {
+            entries.iter_mut().for_each(|e| e.mark = 0);
+            self.epoch = 0;
         }
+        self.epoch += 8;
         for &s in &self.flagged {
             self.sflag[s as usize] = 0;
         }
@@ -267,26 +360,36 @@ impl Scratch {
             self.stage.resize(n_stages, StageScratch::default());
             self.sflag.resize(n_stages, 0);
         }
-        if self.flow.len() < n_slots {
-            self.flow.resize(n_slots, FlowScratch::default());
-        }
         self.stages.clear();
         self.flows.clear();
         self.marks.clear();
     }
 
-    #[inline]
+    /// `s`'s flags in this solve.
+    #[inline(always)]
     fn sflags(&self, s: u32) -> u8 {
-        self.sflag[s as usize]
+        // SAFETY: `s` is a stage index (every stage index the system holds
+        // was checked against `flows_on` when its flow started), and
+        // `begin` sizes `sflag` to the stages before a solve reads it.
+        unsafe { *at(&self.sflag, s) }
     }
 
-    #[inline]
+    /// Sets `flag` among `s`'s flags in this solve.
+    #[inline(always)]
     fn set_sflag(&mut self, s: u32, flag: u8) {
-        let m = &mut self.sflag[s as usize];
+        // SAFETY: as in `sflags`.
+        let m = unsafe { at_mut(&mut self.sflag, s) };
         if *m == 0 {
             self.flagged.push(s);
         }
         *m |= flag;
+    }
+
+    /// `s`'s entry in this solve's scratch.
+    #[inline(always)]
+    fn stage_mut(&mut self, s: u32) -> &mut StageScratch {
+        // SAFETY: as in `sflags` (`begin` sizes `stage` with `sflag`).
+        unsafe { at_mut(&mut self.stage, s) }
     }
 
     /// Replaces `s`'s flags of this solve by `flags` (`s` is flagged).
@@ -295,56 +398,30 @@ impl Scratch {
         self.sflag[s as usize] = flags;
     }
 
-    fn fflags(&self, f: u32) -> u8 {
-        let e = &self.flow[f as usize];
-        if e.epoch == self.epoch { e.flags } else { 0 }
-    }
-
-    fn set_fflag(&mut self, f: u32, flag: u8) {
-        let e = &mut self.flow[f as usize];
-        if e.epoch != self.epoch {
-            e.epoch = self.epoch;
-            e.flags = 0;
-        }
-        e.flags |= flag;
-    }
-
-    /// Records `f`'s new rate (listed once per solve).
-    fn set_rate(&mut self, f: u32, rate: f64, froze_at: u32) {
-        let e = &mut self.flow[f as usize];
-        if e.epoch != self.epoch {
-            e.epoch = self.epoch;
-            e.flags = 0;
-        }
-        if e.flags & F_SEEN == 0 {
-            e.flags |= F_SEEN;
+    /// Gives `e` (the entry of slot `f`) its new rate, frozen by
+    /// `froze_at` (listed once per solve).
+    fn set_rate(&mut self, e: &mut Entry, f: u32, rate: f64, froze_at: u32) {
+        if e.flags(self.epoch) & F_SEEN == 0 {
+            e.set_flag(self.epoch, F_SEEN);
             self.flows.push(f);
         }
         e.new_rate = rate;
-        e.new_froze_at = froze_at;
+        e.froze_at = froze_at;
     }
 
-    /// Freezes `f` at `rate`, frozen by stage `froze_at`; `old` is the flow
-    /// before this solve. Listed for `FlowSystem::apply` only if its rate or
+    /// Freezes `e` (the entry of slot `f`) at `rate`, frozen by stage
+    /// `froze_at`. Listed for `FlowSystem::apply` only if its rate or
     /// `froze_at` changes: most flows a solve freezes keep both.
-    #[inline]
-    fn freeze(&mut self, f: u32, rate: f64, froze_at: u32, old: &Flow) {
-        let e = &mut self.flow[f as usize];
-        if e.epoch != self.epoch {
-            e.epoch = self.epoch;
-            e.flags = 0;
-        }
-        e.flags |= F_FROZEN;
+    #[inline(always)]
+    fn freeze(&mut self, e: &mut Entry, f: u32, rate: f64, froze_at: u32) {
+        let changed = rate != e.rate || froze_at != e.froze_at;
+        e.set_flag(self.epoch, F_FROZEN);
         e.new_rate = rate;
-        e.new_froze_at = froze_at;
-        if (rate != old.rate || froze_at != old.froze_at) && e.flags & F_SEEN == 0 {
-            e.flags |= F_SEEN;
+        e.froze_at = froze_at;
+        if changed && e.mark & u32::from(F_SEEN) == 0 {
+            e.mark |= u32::from(F_SEEN);
             self.flows.push(f);
         }
-    }
-
-    fn new_rate(&self, f: u32) -> f64 {
-        self.flow[f as usize].new_rate
     }
 }
 
@@ -363,6 +440,8 @@ pub struct FlowSystem {
     /// Live flows' handles, each naming its slot.
     handles: SlotMap<FlowId, u32>,
     flows: Vec<Flow>,
+    /// Each slot's [`Entry`], beside `flows`.
+    entries: Vec<Entry>,
     free: Vec<u32>,
     next_order: u64,
     /// Flow ends: slot → (end, start order).
@@ -412,6 +491,7 @@ impl FlowSystem {
             load: vec![0.0; n],
             handles: SlotMap::with_key(),
             flows: Vec::new(),
+            entries: Vec::new(),
             free: Vec::new(),
             next_order: 0,
             ends: IndexedHeap::default(),
@@ -455,6 +535,7 @@ impl FlowSystem {
             Some(i) => i,
             None => {
                 self.flows.push(Flow::default());
+                self.entries.push(Entry::default());
                 (self.flows.len() - 1) as u32
             }
         };
@@ -476,11 +557,15 @@ impl FlowSystem {
         flow.work = work;
         flow.remaining = work;
         flow.t_mark = now;
-        flow.rate = 0.0;
         flow.start = now;
         flow.order = order;
         flow.owner = owner;
-        flow.froze_at = NONE;
+        // Its mark is of an earlier solve's epoch: no flags in the next.
+        let mark = self.entries[index as usize].mark;
+        self.entries[index as usize] = Entry {
+            mark,
+            ..Entry::new(stages)
+        };
         self.started.push(id);
         id
     }
@@ -496,7 +581,7 @@ impl FlowSystem {
         self.handles.remove(id);
         let flow = std::mem::take(&mut self.flows[index as usize].stages);
         let pos = std::mem::take(&mut self.flows[index as usize].pos);
-        let rate = self.flows[index as usize].rate;
+        let rate = self.entries[index as usize].rate;
         for (k, &s) in flow.iter().enumerate() {
             let list = &mut self.flows_on[s as usize];
             let p = pos[k] as usize;
@@ -533,7 +618,7 @@ impl FlowSystem {
             self.large_until.iter_mut().for_each(|u| *u = 0);
             self.solves = 1;
         }
-        self.scratch.begin(self.capacity.len(), self.flows.len());
+        self.scratch.begin(self.capacity.len(), &mut self.entries);
         let touched = self.load_pending.len();
         match (self.policy, self.solver) {
             (Share::Bottleneck, _) => self.solve_bottleneck(touched),
@@ -578,7 +663,7 @@ impl FlowSystem {
     pub fn work(&self, s: u32, now: f64) -> f64 {
         self.flows_on[s as usize]
             .iter()
-            .map(|&f| self.flows[f as usize].remaining_at(now))
+            .map(|&f| self.flows[f as usize].remaining_at(self.entries[f as usize].rate, now))
             .sum()
     }
 
@@ -588,7 +673,8 @@ impl FlowSystem {
     }
 
     /// The stages whose [`FlowSystem::load`] changed in the last solve, in
-    /// increasing index order.
+    /// the order the solve met them (deterministic; unsorted: the engine
+    /// sets each one's utilisation on its own).
     pub fn changed_stages(&self) -> &[u32] {
         &self.changed
     }
@@ -604,12 +690,13 @@ impl FlowSystem {
 
     /// The rate of `id` (0 before its first solve).
     pub fn rate(&self, id: FlowId) -> f64 {
-        self.flows[self.check(id) as usize].rate
+        self.entries[self.check(id) as usize].rate
     }
 
     /// The remaining work of `id` at `now`.
     pub fn remaining(&self, id: FlowId, now: f64) -> f64 {
-        self.flows[self.check(id) as usize].remaining_at(now)
+        let f = self.check(id) as usize;
+        self.flows[f].remaining_at(self.entries[f].rate, now)
     }
 
     /// Whether `id` names a flow not yet finished.
@@ -659,7 +746,8 @@ impl FlowSystem {
             };
             let f = &self.flows[index as usize];
             if f.stages.iter().all(|&s| !self.is_finite(s)) {
-                self.scratch.set_rate(index, f64::INFINITY, NONE);
+                let e = &mut self.entries[index as usize];
+                self.scratch.set_rate(e, index, f64::INFINITY, NONE);
             }
         }
     }
@@ -669,16 +757,15 @@ impl FlowSystem {
     fn apply(&mut self, now: f64) {
         for k in 0..self.scratch.flows.len() {
             let i = self.scratch.flows[k];
-            let new = self.scratch.flow[i as usize];
-            let f = &mut self.flows[i as usize];
-            f.froze_at = new.new_froze_at;
-            let rate = new.new_rate;
-            if rate == f.rate {
+            let e = &mut self.entries[i as usize];
+            let rate = e.new_rate;
+            if rate == e.rate {
                 continue;
             }
-            f.remaining = f.remaining_at(now);
+            let f = &mut self.flows[i as usize];
+            f.remaining = f.remaining_at(e.rate, now);
             f.t_mark = now;
-            f.rate = rate;
+            e.rate = rate;
             if rate > 0.0 {
                 let end = if rate == f64::INFINITY || f.remaining == 0.0 {
                     now
@@ -689,9 +776,13 @@ impl FlowSystem {
             } else {
                 self.ends.remove(i);
             }
-            for j in 0..self.flows[i as usize].stages.len() {
-                let s = self.flows[i as usize].stages[j];
-                self.mark_load(s);
+            let pair = e.pair;
+            for &s in stages_of(&pair, &self.flows, i) {
+                // `mark_load`, on the fields it writes.
+                if !self.is_load_pending[s as usize] {
+                    self.is_load_pending[s as usize] = true;
+                    self.load_pending.push(s);
+                }
             }
         }
     }
@@ -704,7 +795,7 @@ impl FlowSystem {
             self.is_load_pending[s as usize] = false;
             let load: f64 = self.flows_on[s as usize]
                 .iter()
-                .map(|&f| self.flows[f as usize].rate)
+                .map(|&f| self.entries[f as usize].rate)
                 .sum();
             if load != self.load[s as usize] {
                 self.load[s as usize] = load;
@@ -712,6 +803,5 @@ impl FlowSystem {
             }
         }
         self.load_pending.clear();
-        self.changed.sort_unstable();
     }
 }
