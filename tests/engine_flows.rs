@@ -47,6 +47,21 @@ fn simultaneous_flow_ends_leave_one_per_event_in_start_order() {
 }
 
 #[test]
+fn a_tiny_remainder_of_work_is_kept_to_its_own_end() {
+    // Two flows share N = ps(200) from 0, works 1 and 1 + 1e-13: the first
+    // ends at 1/100, the other has 1e-13 left and alone ends 1e-13/200
+    // later (pyserq 0.1.0: 0.0100000000000005). serq once took a remainder
+    // within 1e-12 of the work for zero, so both ended at 0.01 and events
+    // that fell between them came in another order (differential runs).
+    let r = run("stage N : ps(200); stage I[2] : ps(inf); share maxmin;
+        workload { arrive batch(2); }
+        session { run N, I[serial] (serial == 0 ? 1 : 1 + 1e-13); observe t = now; }
+        run { horizon 10; }")
+    .unwrap();
+    assert_eq!(samples(&r, "t"), [0.01, 0.0100000000000005]);
+}
+
+#[test]
 fn a_delay_job_scheduled_later_ends_before_a_reissued_flow_event() {
     // A flow on A, B from 0 ends at 2. A delay job scheduled at 0.5 ends at
     // 2. A flow on C, D starting at 1 reissues the flow event after the delay

@@ -474,11 +474,14 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
         let (u, gate) = rounded(sim, p, u, r);
         // Amounts are never NaN (checked), so `>` is the negation of "fits".
         if sim.levels.used[p] + gate > sim.levels.cap[p] + EPS {
-            let blocked = (*reads_no_state && k == 0).then_some(Blocked {
-                head: e,
-                on: p as u32,
-                returns: sim.levels.returns[p],
-            });
+            // Keys that read state may put another waiter at the head
+            // before any units come back (prog_queue_by_waited_flips_head).
+            let blocked = (*reads_no_state && k == 0 && !code.pools[first].queue_reads_state)
+                .then_some(Blocked {
+                    head: e,
+                    on: p as u32,
+                    returns: sim.levels.returns[p],
+                });
             if let Ok((mut waiters, _)) = sim.store.pools.get_mut(sim.members.pools[first]) {
                 waiters.blocked = blocked;
             }

@@ -30,14 +30,15 @@ use crate::ir::Ctx;
 /// release order and deadness), with the piece's units.
 type Pieces = Vec<Entry<Owner>>;
 
-/// What a new entry of session `e` in pool `p` keeps of its owner: the
-/// session itself while it lives, if the pool's keys read owners.
+/// What a new entry of session `e` in pool `p` keeps of its owner, if the
+/// pool's keys read owners: the session itself while it lives, and its
+/// attributes now (at the release) for when it has ended.
 fn owner_of(code: &Code, sim: &Sim, e: Entity, p: usize) -> Owner {
     if !code.pools[p].evict_reads_owner {
         return Owner::Ended(Box::default());
     }
     match sim.store.sessions.get(e) {
-        Ok((_, _, life)) => Owner::Session(e, life.row),
+        Ok((_, _, life)) => Owner::Session(e, life.row, sim.attrs.of(life.row).into()),
         Err(_) => Owner::Ended(Box::default()),
     }
 }
@@ -131,16 +132,17 @@ pub fn drop_entry(sim: &mut Sim, e: Entity, p: usize) -> Result<(), RunError> {
 }
 
 /// Session `e` ends: its live entries in pools whose keys read owners keep
-/// its attributes as they are now.
+/// its attributes as they were when it released each.
 pub fn freeze_owner(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     let serial = serial_of(sim, e)?;
     for p in 0..code.pools.len() {
         if !code.pools[p].evict_reads_owner || sim.kv.cache[p].live_units(serial) == 0.0 {
             continue;
         }
-        let owner = frozen(code, sim, e, p);
-        if let Some(o) = sim.kv.cache[p].live_owner_mut(serial) {
-            *o = owner;
+        if let Some(o) = sim.kv.cache[p].live_owner_mut(serial)
+            && let Owner::Session(_, _, released) = o
+        {
+            *o = Owner::Ended(std::mem::take(released));
         }
     }
     Ok(())
@@ -228,7 +230,7 @@ fn evict_moment(sim: &mut Sim, x: &Expr, entry: &Entry<Owner>, size: f64) -> Res
     // reads them (`eval::Cx`); on the stack for up to 32 attributes.
     let ended: SmallVec<[Cell<f64>; 32]>;
     let (attrs, waiting) = match &entry.owner {
-        Owner::Session(e, row) => {
+        Owner::Session(e, row, _) => {
             let waiting = sim
                 .store
                 .dealings
@@ -282,7 +284,9 @@ fn spill_piece(
         evict_to(code, sim, to, room, depth + 1)?;
     }
     if entry.dead {
-        let origin = (p as u32, entry.id);
+        // Named where the `reuse` left it, so its pieces gather in one
+        // entry per pool all down a chain (spill_dead_identity_down_the_chain).
+        let origin = entry.origin.unwrap_or((p as u32, entry.id));
         sim.kv.cache[to].add_dead_piece(origin, session, entry.owner, piece, now);
     } else {
         sim.kv.cache[to].add_piece(session, entry.owner, piece, now);

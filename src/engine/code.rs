@@ -285,11 +285,15 @@ pub struct PoolCode {
     pub block: Option<f64>,
     /// `evict by (k…)` keys (`None`: `evict lru`).
     pub evict: Option<Box<[Expr]>>,
-    /// Whether the eviction keys read an attribute or `waiting` (entries
-    /// then keep what their owner was).
+    /// Whether the eviction keys or spill clause read an attribute or
+    /// `waiting`, or the pool spills into one whose do (entries then keep
+    /// what their owner was).
     pub evict_reads_owner: bool,
     /// `queue by (k…)` keys (`None`: fifo).
     pub queue: Option<Box<[Expr]>>,
+    /// Whether the queue keys read state (`waited`, the clock, an
+    /// observable), so the head may change while nobody joins or leaves.
+    pub queue_reads_state: bool,
     /// `spill`.
     pub spill: Option<SpillCode>,
     /// `preempt lifo`.
@@ -378,7 +382,7 @@ impl Code {
                 _ => None,
             })
             .collect();
-        let pools: Vec<PoolCode> = program
+        let mut pools: Vec<PoolCode> = program
             .pools
             .iter()
             .enumerate()
@@ -399,6 +403,10 @@ impl Code {
                     evict,
                     evict_reads_owner,
                     queue: pool.queue.as_ref().map(|k| k.iter().map(expr).collect()),
+                    queue_reads_state: pool
+                        .queue
+                        .as_ref()
+                        .is_some_and(|k| k.iter().any(ir::Expr::reads_state)),
                     spill: pool.spill.as_ref().map(|s| SpillCode {
                         to: s.to as u32,
                         via: s.via as u32,
@@ -419,6 +427,20 @@ impl Code {
                 }
             })
             .collect();
+        // A pool that spills into one whose keys read owners keeps its
+        // entries' owners too: a spilled piece takes its entry's owner
+        // along (chains are acyclic: link refuses a spill cycle).
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for p in 0..pools.len() {
+                let into = pools[p].spill.as_ref().map(|s| s.to as usize);
+                if !pools[p].evict_reads_owner && into.is_some_and(|t| pools[t].evict_reads_owner) {
+                    pools[p].evict_reads_owner = true;
+                    changed = true;
+                }
+            }
+        }
         let caching = program.pools.iter().any(|p| p.spill.is_some())
             || program
                 .blocks

@@ -52,10 +52,15 @@ pub fn end_delay_job(sim: &mut Sim, stage: u32) -> Result<(), RunError> {
 pub fn end_ps_job(sim: &mut Sim, stage: u32, generation: u64) -> Result<(), RunError> {
     let now = sim.clock.now;
     let s = stage as usize;
+    // Stale (the stage's finish was issued anew since): dropped before
+    // the stage is fetched.
+    if sim.dirty.live.get(s) != Some(&generation) {
+        return Ok(());
+    }
     let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
         return Err(lost("stage", now));
     };
-    if let Some(e) = finish_ps(s, (&mut service, &mut stats), sim.load, now, generation) {
+    if let Some(e) = finish_ps(s, (&mut service, &mut stats), sim.load, now) {
         sim.dirty.mark(stage);
         // A spill's job has no session waiting for it.
         if e != Entity::PLACEHOLDER {

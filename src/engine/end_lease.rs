@@ -4,7 +4,7 @@
 //! Invariant: a lease-end event names its lease by id; a stale one finds
 //! no lease of that id and does nothing (it still counts as an event).
 
-use bevy_ecs::prelude::*;
+use bevy_ecs::entity::EntityIndex;
 
 use super::admit::admission_pass;
 use super::caching::keep;
@@ -12,8 +12,14 @@ use super::code::Code;
 use super::interface::RunError;
 use super::sim::Sim;
 
-/// The lease `id` of session `e` ends now.
-pub fn end_lease(code: &Code, sim: &mut Sim, e: Entity, id: u64) -> Result<(), RunError> {
+/// The lease `id` of the session of entity index `index` ends now.
+pub fn end_lease(code: &Code, sim: &mut Sim, index: u32, id: u64) -> Result<(), RunError> {
+    // A session entity is never despawned (engine/session.rs): the entity
+    // at its index is its own.
+    let Some(index) = EntityIndex::from_raw_u32(index) else {
+        return Ok(());
+    };
+    let e = sim.store.entities.resolve_from_index(index);
     match sim.store.sessions.get(e) {
         Ok((cont, _, _)) if cont.live() => {}
         _ => return Ok(()),

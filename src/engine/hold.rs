@@ -16,7 +16,7 @@ use super::end_session::end_session;
 use super::eval::{member, member_at};
 use super::events::EventKind;
 use super::interface::RunError;
-use super::preempt::{Fit, make_fit};
+use super::preempt::{Fit, Taken, make_fit};
 use super::session::{Amounts, HoldFrame, Lease, Wait};
 use super::sim::{Sim, check_amount, lost, take_holding};
 use crate::ir;
@@ -187,9 +187,11 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
             });
         }
         if t <= 0.0 {
-            sim.events.schedule(now, EventKind::LeaseEnd(e, id));
+            sim.events
+                .schedule(now, EventKind::LeaseEnd(e.index_u32(), id));
         } else if t.is_finite() {
-            sim.events.schedule(now + t, EventKind::LeaseEnd(e, id));
+            sim.events
+                .schedule(now + t, EventKind::LeaseEnd(e.index_u32(), id));
         }
     }
     for (i, h) in hold.pools.iter().enumerate() {
@@ -363,7 +365,7 @@ pub fn grow(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
             }
             Err(_) => return Err(lost("session", now)),
         };
-        match make_fit(code, sim, p as usize, more, e, &mut |_, _| Ok(()))? {
+        match make_fit(code, sim, p as usize, more, e, &mut withdraw_from_forming)? {
             Fit::GrowerTaken => return Ok(Step::Stop),
             Fit::Fits => {
                 if resume_grow(code, sim, e)? != Grant::No {
@@ -408,5 +410,20 @@ pub fn load(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
         ));
     }
     held.position = computed + n;
+    Ok(())
+}
+
+/// A victim of a `grow` statement that a forming iteration had served (the
+/// statement runs in a session that iteration admitted): its grant goes
+/// back to that iteration, as a growth's victim's does.
+fn withdraw_from_forming(sim: &mut Sim, taken: Taken) -> Result<(), RunError> {
+    if let Some((s, granted, mode, k)) = taken.resident
+        && granted > 0.0
+        && let Ok((mut service, _)) = sim.store.stages.get_mut(sim.members.stages[s as usize])
+        && let Some(engine) = service.engine()
+        && engine.forming
+    {
+        engine.withdrawn.push((mode, granted, k));
+    }
     Ok(())
 }

@@ -151,7 +151,7 @@ fn issue_ps(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
         };
         let service = service.bypass_change_detection();
         let phi = if service.ps_present() == 0 { 0.0 } else { *phi };
-        issue_ps_finish(service, s, now, phi, sim.events);
+        issue_ps_finish(service, s, now, phi, &mut sim.dirty.live[s], sim.events);
         return Ok(());
     }
     issue_ps_evaluated(code, sim, s)
@@ -193,6 +193,13 @@ fn issue_ps_evaluated(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunErr
     let Ok((mut service, _)) = sim.store.stages.get_mut(entity) else {
         return Err(lost("stage", now));
     };
-    issue_ps_finish(&mut service, s, now, phi, sim.events);
+    issue_ps_finish(
+        &mut service,
+        s,
+        now,
+        phi,
+        &mut sim.dirty.live[s],
+        sim.events,
+    );
     Ok(())
 }

@@ -471,11 +471,21 @@ fn admit(
             if let Some(engine) = engine_of(sim, s)?.engine() {
                 engine.forming = true;
             }
+            let before = preemptions(sim);
             let drained = drain(code, sim);
             if let Some(engine) = engine_of(sim, s)?.engine() {
                 engine.forming = false;
             }
             drained?;
+            // A `grow` statement the admitted session ran may have
+            // preempted: the admissions stop there too, and a victim this
+            // iteration served gives its grant back.
+            *preempted |= preemptions(sim) != before;
+            if let Some(engine) = engine_of(sim, s)?.engine() {
+                for (mode, tokens, k) in engine.withdrawn.drain(..) {
+                    handout.withdraw(mode, tokens, k);
+                }
+            }
             let fresh: SmallVec<[Entity; 4]> = {
                 let mut service = engine_of(sim, s)?;
                 let Some(engine) = service.engine() else {
@@ -570,4 +580,9 @@ pub fn end_iteration(
     sim.load.set_busy(s, &service);
     sim.dirty.engines.insert(s);
     refresh_budget_left(code, sim, s)
+}
+
+/// Victims preempted so far, over every pool.
+fn preemptions(sim: &Sim) -> u64 {
+    sim.kv.figures.iter().map(|f| f.preemptions).sum()
 }

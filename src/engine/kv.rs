@@ -23,8 +23,10 @@ use super::stats::TimeAvg;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Owner {
     /// The session is live: keys read its current attributes (its row) and
-    /// whether it waits in a queue (its entity).
-    Session(Entity, u32),
+    /// whether it waits in a queue (its entity). The attributes as they
+    /// were when it released the entry are kept for when it ends: keys then
+    /// read those (0.1.0; `evict_ended_session_reads_release_attributes`).
+    Session(Entity, u32, Box<[f64]>),
     /// The session ended, or the entry is dead: keys read these attributes
     /// (empty when the pool's keys read none) and `waiting` 0.
     Ended(Box<[f64]>),
@@ -99,8 +101,21 @@ impl KvPools {
         self.figures[p].cached_avg.set(now, total);
     }
 
+    /// A preemption of session `serial` on pool `p` at `position`: whether
+    /// it counts in the pool's `stuck` (a session counts once, over every
+    /// pool).
+    pub fn stuck_preempted(&mut self, serial: u64, p: u32, position: f64) -> bool {
+        // The records are sorted by (serial, pool): the session's are a run.
+        let from = self.stuck.partition_point(|((s, _), _)| *s < serial);
+        let elsewhere = self.stuck[from..]
+            .iter()
+            .take_while(|((s, _), _)| *s == serial)
+            .any(|((_, q), r)| *q != p && r.counted());
+        self.stuck_record(serial, p).preempted(position, elsewhere)
+    }
+
     /// The `stuck` record of (session, pool).
-    pub fn stuck_record(&mut self, serial: u64, p: u32) -> &mut Stuck {
+    fn stuck_record(&mut self, serial: u64, p: u32) -> &mut Stuck {
         let key = (serial, p);
         let i = match self.stuck.binary_search_by(|(k, _)| k.cmp(&key)) {
             Ok(i) => i,

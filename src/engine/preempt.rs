@@ -145,7 +145,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
     else {
         return Err(lost("victim's hold", now));
     };
-    let position = frames[h]
+    let mut position = frames[h]
         .pools
         .iter()
         .find(|x| x.pool == pool)
@@ -175,6 +175,11 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
         session: v,
         resident: None,
     };
+    // A resident served by an iteration still being formed (a `grow`
+    // statement run by a session it admits takes it): its tokens were not
+    // committed, so its position goes back by them (0.1.0; tests/serving/
+    // admit_via_grow_statement_preempts_stops_admissions).
+    let mut uncommitted: Option<(u32, f64)> = None;
     match wait {
         Wait::Hold { pools, .. } => {
             let first = pools[0] as usize;
@@ -210,6 +215,9 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
                     }
                     let k = k_of(r.growing, r.granted);
                     taken.resident = Some((s as u32, r.granted, r.mode, k));
+                    if !engine.running && r.granted > 0.0 {
+                        uncommitted = r.growing.map(|g| (g, r.granted));
+                    }
                     stats.count(s, false, sim.load, now, -1.0);
                     sim.load.set_busy(s, &service);
                 }
@@ -237,6 +245,20 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
         return Err(lost("session", now));
     };
     let d = dealings.get();
+    if let Some((g, granted)) = uncommitted {
+        if g == pool {
+            position -= granted;
+        }
+        if let Some(x) = d
+            .holds
+            .iter_mut()
+            .rev()
+            .flat_map(|f| f.pools.iter_mut())
+            .find(|x| x.pool == g && !x.released)
+        {
+            x.position -= granted;
+        }
+    }
     let released: Vec<_> = d.holds.drain(h..).collect();
     d.wait = Wait::None;
     let (at, members) = {
@@ -294,7 +316,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
     }
     let figures = &mut sim.kv.figures[p];
     figures.preemptions += 1;
-    if sim.kv.stuck_record(serial, pool).preempted(position) {
+    if sim.kv.stuck_preempted(serial, pool, position) {
         sim.kv.figures[p].stuck += 1;
     }
     if let Some((s, ..)) = taken.resident {

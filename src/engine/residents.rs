@@ -59,6 +59,10 @@ pub struct Engine {
     /// Whether an iteration is being formed now: a run that joins gets its
     /// tokens at once from what is left.
     pub forming: bool,
+    /// Grants of residents that a `grow` statement preempted while the
+    /// iteration was being formed (mode, tokens, attention's K): the
+    /// forming iteration gives them back to its budget and totals.
+    pub withdrawn: Vec<(Mode, f64, f64)>,
     /// The live end event's generation.
     pub generation: u64,
     /// The next resident's join number.

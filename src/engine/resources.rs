@@ -90,13 +90,23 @@ pub struct Observed {
 impl Observed {
     /// Records sample `v` of observation `index`, taken at `now`; when the
     /// run keeps provenance, `whence` is called for the session and turn.
+    #[inline]
     pub fn record(&mut self, index: u32, v: f64, now: f64, whence: impl FnOnce() -> (u64, u64)) {
         let index = index as usize;
         if let Some(samples) = self.samples.get_mut(index) {
             samples.push(v);
         }
+        if self.provenance.is_some() {
+            self.record_origin(index, now, whence());
+        }
+    }
+
+    /// The provenance of a sample, when the run keeps it. Out of line:
+    /// `serq run` keeps none, and every `observe` records.
+    #[cold]
+    #[inline(never)]
+    fn record_origin(&mut self, index: usize, now: f64, (session, turn): (u64, u64)) {
         if let Some(origin) = self.provenance.as_mut().and_then(|p| p.get_mut(index)) {
-            let (session, turn) = whence();
             origin.push(now, session, turn);
         }
     }
@@ -111,6 +121,9 @@ pub struct DirtyPs {
     pub list: Vec<u32>,
     /// Whether each stage is in `list`.
     pub marked: Vec<bool>,
+    /// The generation of each ps stage's live finish event: a finish of
+    /// another is stale and is dropped before its stage is fetched.
+    pub live: Vec<u64>,
     /// Step stages to try (residents joined, an iteration ended, a hold
     /// joined a queue they admit for).
     pub engines: Waiting,

@@ -17,7 +17,7 @@
 //! (seed, purpose, draw number) alone, so the invariant holds.
 
 use bevy_ecs::prelude::*;
-use rand::{Rng, RngCore, SeedableRng};
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// Draws of a per-session stream served from the shared blocks.
@@ -109,17 +109,24 @@ impl FirstDraws {
     }
 
     /// Draw `i` (< FIRST) of the per-session stream (domain, serial).
+    #[inline]
     fn draw(&mut self, domain: u64, serial: u64, i: u64) -> f64 {
         let block = serial / PER_BLOCK;
         let slot = (block.wrapping_add(domain.wrapping_mul(3)) % CACHED as u64) as usize;
         if self.tags[slot] != (domain, block) {
-            let mut rng = generator(self.seed, domain + 1, block);
-            for w in self.words[slot].iter_mut() {
-                *w = rng.next_u64();
-            }
-            self.tags[slot] = (domain, block);
+            self.fill(slot, domain, block);
         }
         unit(self.words[slot][((serial % PER_BLOCK) * FIRST + i) as usize])
+    }
+
+    /// Cache slot `slot` takes block `block` of key domain `domain`. Out
+    /// of line: one draw in `PER_BLOCK × FIRST` or fewer comes here.
+    #[inline(never)]
+    fn fill(&mut self, slot: usize, domain: u64, block: u64) {
+        // One fill of the generator's 64-word buffer: the same words as
+        // 32 `next_u64`s (each the little-endian pair of the next two).
+        generator(self.seed, domain + 1, block).fill(&mut self.words[slot][..]);
+        self.tags[slot] = (domain, block);
     }
 }
 
@@ -177,7 +184,14 @@ impl Stream {
             self.drawn += 1;
             return first.draw(domain, stream, i);
         }
-        let fresh = generator(first.seed, domain, stream);
+        self.build(domain, stream, first.seed)
+    }
+
+    /// The stream's own generator becomes current (built anew in its box),
+    /// and takes the draw. Out of line: once per stream at most.
+    #[inline(never)]
+    fn build(&mut self, domain: u64, stream: u64, seed: u64) -> f64 {
+        let fresh = generator(seed, domain, stream);
         self.drawn = CURRENT;
         let rng = match &mut self.rng {
             Some(rng) => {

@@ -99,6 +99,7 @@ pub fn build(program: &ValidProgram) -> World {
     world.insert_resource(DirtyPs {
         list: Vec::new(),
         marked: vec![false; prog.stages.len()],
+        live: vec![0; prog.stages.len()],
         engines: Waiting::new(prog.stages.len()),
     });
     world.insert_resource(Replay::default());
@@ -337,7 +338,7 @@ pub fn run(
                     EventKind::DelayEnd(stage) => end_delay_job(&mut sim, stage)?,
                     EventKind::PsEnd(stage, generation) => end_ps_job(&mut sim, stage, generation)?,
                     EventKind::FlowEnd(generation) => end_flow(&mut sim, generation)?,
-                    EventKind::LeaseEnd(e, id) => end_lease(code, &mut sim, e, id)?,
+                    EventKind::LeaseEnd(index, id) => end_lease(code, &mut sim, index, id)?,
                     EventKind::IterationEnd(stage, generation) => {
                         end_iteration(code, &mut sim, stage as usize, generation)?
                     }
@@ -437,6 +438,6 @@ mod sizes {
             ("event", size_of::<Event>()),
         ];
         eprintln!("{sizes:?}");
-        assert_eq!(sizes.map(|(_, n)| n), [24, 16, 24, 8, 32, 40], "{sizes:?}");
+        assert_eq!(sizes.map(|(_, n)| n), [24, 16, 24, 8, 32, 32], "{sizes:?}");
     }
 }

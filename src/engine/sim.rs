@@ -10,6 +10,7 @@
 
 use std::cell::Cell;
 
+use bevy_ecs::entity::Entities;
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemParam;
 use smallvec::SmallVec;
@@ -54,6 +55,8 @@ pub struct Store<'w, 's> {
     pub commands: Commands<'w, 's>,
     /// Scratch for `choose`.
     pub scratch: ResMut<'w, ChooseScratch>,
+    /// The entities, to name a session by its index (a lease-end event's).
+    pub entities: &'w Entities,
 }
 
 /// Everything the per-event path changes, as bevy hands it over: fetched
@@ -355,13 +358,25 @@ pub fn take_holding(holdings: &mut SmallVec<[(u32, u32); 4]>, p: u32) -> u32 {
 }
 
 /// An amount (run work, hold units, reserve, grow, load) is >= 0 and not NaN.
+#[inline]
 pub fn check_amount(what: &str, x: f64) -> Result<f64, String> {
-    if x.is_nan() {
-        Err(format!("{what} is NaN; an amount must be a number >= 0"))
-    } else if x < 0.0 {
-        Err(format!("{what} is negative ({x}); an amount must be >= 0"))
-    } else {
+    // NaN fails `>=` too.
+    if x >= 0.0 {
         Ok(x)
+    } else {
+        Err(amount_error(what, x))
+    }
+}
+
+/// Why `x` is not an amount. Out of line: every run and hold checks its
+/// amount, and the message is rare.
+#[cold]
+#[inline(never)]
+fn amount_error(what: &str, x: f64) -> String {
+    if x.is_nan() {
+        format!("{what} is NaN; an amount must be a number >= 0")
+    } else {
+        format!("{what} is negative ({x}); an amount must be >= 0")
     }
 }
 

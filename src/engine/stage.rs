@@ -9,7 +9,7 @@
 //! with that number (a job gets its event when it becomes the head, or
 //! at once if it joins as the head), so the events pop in the same order
 //! and number as one event per job would, with the job stored once. A ps stage has at most one live
-//! finish event (generation `generation`), for the job of the smallest
+//! finish event (its generation in `DirtyPs::live`), for the job of the smallest
 //! finish tag, and jobs leave a ps stage only in tag order (ties: join
 //! order), so its jobs live in a heap. [`StageLoad`]'s columns always equal
 //! the jobs present and in service of every member: every change of either
@@ -217,6 +217,26 @@ impl Slots {
             }
         }
     }
+    /// The job in service in `slot` (not cancelled) leaves and the first
+    /// waiting job starts at `now` in its slot: `take` and then
+    /// `start_waiting`, without the free list (a fifo with jobs waiting has
+    /// every server busy, so exactly one starts, in the slot just freed).
+    /// Returns both; `None`, changing nothing, when the slot has no such
+    /// job or nothing waits.
+    #[inline(always)]
+    fn hand_over(
+        &mut self,
+        slot: u32,
+        waiting: &mut VecDeque<Job>,
+        now: f64,
+    ) -> Option<(Job, Job)> {
+        let cell = self.jobs.get_mut(slot as usize)?;
+        let job = (*cell).filter(|j| !j.cancelled)?;
+        let mut next = waiting.pop_front()?;
+        next.started = now;
+        *cell = Some(next);
+        Some((job, next))
+    }
     fn take(&mut self, slot: u32) -> Option<Job> {
         let job = self.jobs.get_mut(slot as usize)?.take();
         if job.is_some() {
@@ -263,8 +283,6 @@ pub struct Ps {
     phi: f64,
     jobs: BinaryHeap<PsJob>,
     order: u64,
-    /// The generation of the live finish event.
-    pub generation: u64,
 }
 
 impl Ps {
@@ -331,7 +349,6 @@ impl Service {
                 phi: 0.0,
                 jobs: BinaryHeap::new(),
                 order: 0,
-                generation: 0,
             })),
         }
     }
@@ -412,7 +429,7 @@ impl StageLoad {
 
     /// A job or a flow completed at member `index`: its figures (and its
     /// estimators, if read) follow.
-    #[inline]
+    #[inline(always)]
     pub fn complete(
         &mut self,
         index: usize,
@@ -422,10 +439,25 @@ impl StageLoad {
         started: f64,
     ) {
         if self.estimating {
-            stats.record(&mut self.est[index], now, arrived, started);
+            self.estimate(index, stats, now, arrived, started);
         } else {
             stats.record_times(now, arrived, started);
         }
+    }
+
+    /// [`StageLoad::complete`] when something reads the estimators: out of
+    /// line, so the common completion stays small.
+    #[cold]
+    #[inline(never)]
+    fn estimate(
+        &mut self,
+        index: usize,
+        stats: &mut StageStats,
+        now: f64,
+        arrived: f64,
+        started: f64,
+    ) {
+        stats.record(&mut self.est[index], now, arrived, started);
     }
 
     /// Sets member `index`'s busy column from its service.
@@ -493,7 +525,7 @@ impl StageStats {
 
     /// Counts a completion at `now` (if at or after warm-up), leaving the
     /// estimators alone.
-    #[inline]
+    #[inline(always)]
     fn record_times(&mut self, now: f64, arrived: f64, started: f64) {
         if now >= self.warmup {
             self.completed += 1;
@@ -514,26 +546,32 @@ pub fn join(
     events: &mut EventQueue,
 ) {
     stats.count(index, false, load, now, 1.0);
-    let job = Job {
-        session,
-        work,
-        arrived: now,
-        started: now,
-        cancelled: false,
-    };
+    // Each arm sets the busy column as `StageLoad::set_busy` would, its
+    // service in hand.
     match service {
-        Service::Delay(jobs) => jobs.join(index, now, session, work, events),
+        Service::Delay(jobs) => {
+            jobs.join(index, now, session, work, events);
+            load.busy[index] = load.present[index];
+        }
         Service::Fifo {
             servers,
             busy,
             waiting,
         } => {
+            let job = Job {
+                session,
+                work,
+                arrived: now,
+                started: now,
+                cancelled: false,
+            };
             if busy.len() < *servers as usize {
                 let slot = busy.insert(job);
                 events.schedule(now + work, EventKind::JobEnd(index as u32, slot));
             } else {
                 waiting.push_back(job);
             }
+            load.busy[index] = busy.len() as f64;
         }
         Service::Ps(ps) => {
             ps.advance(now);
@@ -545,12 +583,12 @@ pub fn join(
                 session,
                 arrived: now,
             });
+            load.busy[index] = load.present[index];
         }
         // The run statement sends every job on a shared stage to the flow
         // system, and every run on a step stage to its engine.
-        Service::Shared(_) | Service::Step(_) => {}
+        Service::Shared(_) | Service::Step(_) => load.set_busy(index, service),
     }
-    load.set_busy(index, service);
 }
 
 /// The finish event of a delay stage's head job: it leaves; returns its
@@ -567,7 +605,8 @@ pub fn finish_delay_job(
     };
     let job = jobs.finish(index, events)?;
     stats.count(index, false, load, now, -1.0);
-    load.set_busy(index, service);
+    // `set_busy` of a delay stage: every job present is in service.
+    load.busy[index] = load.present[index];
     load.complete(index, stats, now, job.started, job.started);
     Some(job.session)
 }
@@ -590,20 +629,31 @@ pub fn finish_job(
     else {
         return None;
     };
-    let job = busy.take(slot)?;
-    if job.cancelled {
-        // A preemption took it away; its slot is free now.
-        busy.cancelled -= 1;
-        return None;
-    }
-    start_waiting(index, busy, waiting, *servers, now, events);
+    let job = match busy.hand_over(slot, waiting, now) {
+        Some((job, next)) => {
+            events.schedule(now + next.work, EventKind::JobEnd(index as u32, slot));
+            job
+        }
+        None => {
+            let job = busy.take(slot)?;
+            if job.cancelled {
+                // A preemption took it away; its slot is free now.
+                busy.cancelled -= 1;
+                return None;
+            }
+            start_waiting(index, busy, waiting, *servers, now, events);
+            job
+        }
+    };
     stats.count(index, false, load, now, -1.0);
-    load.set_busy(index, service);
+    // `set_busy` of a fifo, its service already in hand.
+    load.busy[index] = busy.len() as f64;
     load.complete(index, stats, now, job.arrived, job.started);
     Some(job.session)
 }
 
 /// Starts the fifo's waiting jobs while a server is free.
+#[inline(always)]
 fn start_waiting(
     index: usize,
     busy: &mut Slots,
@@ -667,21 +717,17 @@ pub fn cancel(
     found
 }
 
-/// The live ps finish event fired: the job of the smallest tag leaves.
-/// Returns its session, or `None` when the event was stale.
+/// The live ps finish event fired (the caller dropped a stale one): the
+/// job of the smallest tag leaves. Returns its session.
 pub fn finish_ps(
     index: usize,
     (service, stats): (&mut Service, &mut StageStats),
     load: &mut StageLoad,
     now: f64,
-    generation: u64,
 ) -> Option<Entity> {
     let Service::Ps(ps) = service else {
         return None;
     };
-    if generation != ps.generation {
-        return None;
-    }
     // Virtual time moves with the clock, but at least to the leaving
     // job's tag: rounding never leaves it a sliver of work (this
     // reproduces the reference's event times to the last bit).
@@ -691,18 +737,21 @@ pub fn finish_ps(
         ps.v = job.tag;
     }
     stats.count(index, false, load, now, -1.0);
-    load.set_busy(index, service);
+    // `set_busy` of a ps stage: every job present is in service.
+    load.busy[index] = load.present[index];
     load.complete(index, stats, now, job.arrived, job.arrived);
     Some(job.session)
 }
 
 /// Issues the ps stage's one finish event anew with capacity `phi`
-/// (evaluated by the caller with `present` = jobs present).
+/// (evaluated by the caller with `present` = jobs present); `live` is the
+/// stage's generation of its live finish event (`DirtyPs::live`).
 pub fn issue_ps_finish(
     service: &mut Service,
     index: usize,
     now: f64,
     phi: f64,
+    live: &mut u64,
     events: &mut EventQueue,
 ) {
     let Service::Ps(ps) = service else {
@@ -710,14 +759,14 @@ pub fn issue_ps_finish(
     };
     ps.advance(now);
     ps.phi = phi;
-    ps.generation += 1;
+    *live += 1;
     if let Some(head) = ps.jobs.peek()
         && phi > 0.0
     {
         let n = ps.jobs.len() as f64;
         events.schedule(
             now + (head.tag - ps.v) * n / phi,
-            EventKind::PsEnd(index as u32, ps.generation),
+            EventKind::PsEnd(index as u32, *live),
         );
     }
 }

@@ -181,61 +181,71 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
         session: Some(life.serial),
         time: now,
     };
+    // The livelock counter counts at this instant (`now` is fixed here).
+    if life.steps_at != now {
+        life.steps_at = now;
+        life.steps = 0;
+    }
     loop {
         let Some(frame) = frames.last_mut() else {
             return Ok(Stop::End(life.serial));
         };
-        let block = &code.blocks[frame.block() as usize];
-        let at = (frame.block() as usize, frame.pc as usize);
-        let stmt = block.get(frame.pc as usize);
-        if stmt.is_none() {
-            match frame.kind() {
-                FrameKind::Seq => {
-                    frames.pop();
-                    continue;
-                }
-                FrameKind::Loop => frame.pc = 0,
-                FrameKind::Hold => {
-                    frames.pop();
-                    return Ok(Stop::HoldEnded);
-                }
-                FrameKind::Top => {
-                    frames.clear();
-                    return Ok(Stop::End(life.serial));
-                }
+        let b = frame.block() as usize;
+        let block = &code.blocks[b];
+        // The statements of this frame's block, until one pushes or pops
+        // a frame or stops the session: the frame and block stay in hand.
+        let stmt = loop {
+            let at = (b, frame.pc as usize);
+            let stmt = block.get(frame.pc as usize);
+            match stmt {
+                Some(_) => frame.pc += 1,
+                None => match frame.kind() {
+                    FrameKind::Seq => break None,
+                    FrameKind::Loop => frame.pc = 0,
+                    FrameKind::Hold => {
+                        frames.pop();
+                        return Ok(Stop::HoldEnded);
+                    }
+                    FrameKind::Top => {
+                        frames.clear();
+                        return Ok(Stop::End(life.serial));
+                    }
+                },
             }
-        } else {
-            frame.pc += 1;
-        }
-        if life.steps_at != now {
-            life.steps_at = now;
-            life.steps = 0;
-        }
-        life.steps += 1;
-        if u64::from(life.steps) > LIVELOCK {
-            let serial = life.serial;
-            return Err(fail(
-                at,
-                format!(
-                    "livelock: session {serial} ran more than {LIVELOCK} statements at time {now} without the clock moving"
-                ),
-            ));
-        }
-        let Some(stmt) = stmt else { continue };
+            life.steps += 1;
+            if u64::from(life.steps) > LIVELOCK {
+                let serial = life.serial;
+                return Err(fail(
+                    at,
+                    format!(
+                        "livelock: session {serial} ran more than {LIVELOCK} statements at time {now} without the clock moving"
+                    ),
+                ));
+            }
+            let Some(stmt) = stmt else { continue };
+            match stmt {
+                Stmt::Set(target, x) => {
+                    let v = eval(x, &mut cx).map_err(|f| fail(at, f.to_string()))?;
+                    if let Some(a) = cx.attrs.get(*target as usize) {
+                        a.set(v);
+                    }
+                }
+                Stmt::Observe(index, x) => {
+                    let v = eval(x, &mut cx).map_err(|f| fail(at, f.to_string()))?;
+                    if now >= warmup {
+                        let turn = || cx.attrs.get(turn_column).map_or(0, |t| t.get() as u64);
+                        observed.record(*index, v, now, || (cx.serial, turn()));
+                    }
+                }
+                _ => break Some((at, stmt)),
+            }
+        };
+        // The end of a branch arm's block: back to the frame below.
+        let Some((at, stmt)) = stmt else {
+            frames.pop();
+            continue;
+        };
         match stmt {
-            Stmt::Set(target, x) => {
-                let v = eval(x, &mut cx).map_err(|f| fail(at, f.to_string()))?;
-                if let Some(a) = cx.attrs.get(*target as usize) {
-                    a.set(v);
-                }
-            }
-            Stmt::Observe(index, x) => {
-                let v = eval(x, &mut cx).map_err(|f| fail(at, f.to_string()))?;
-                if now >= warmup {
-                    let turn = || cx.attrs.get(turn_column).map_or(0, |t| t.get() as u64);
-                    observed.record(*index, v, now, || (cx.serial, turn()));
-                }
-            }
             Stmt::Branch(guard, then, other) => {
                 let g = eval(guard, &mut cx).map_err(|f| fail(at, f.to_string()))?;
                 let block = if g == 1.0 {

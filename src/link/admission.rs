@@ -13,6 +13,7 @@ use super::Linker;
 use super::defs::{
     Subst, expr_draws, inner_blocks, reads_in_expr, reads_in_stmt, sub_exprs, subst_expr,
 };
+use crate::ir;
 use crate::syntax::Diagnostic;
 use crate::syntax::ast::{
     Binding, Block, Expr, ExprKind, HoldPool, Ident, Ref, Span, Stmt, StmtKind,
@@ -168,6 +169,61 @@ impl Linker<'_> {
             cache: cache.as_ref().map(sub),
             lease: lease.as_ref().map(|(r, t)| (r.clone(), sub(t))),
             sets,
+        }
+    }
+
+    /// A binding the body reads becomes an attribute of that body only, so
+    /// its name may not be an attribute of the session already (a
+    /// built-in, or one a `set` or `choose` assigns anywhere): the body
+    /// would not say which it means (0.1.0's rule). Such names leave
+    /// `bound`, which then holds the names that only bindings make.
+    pub(super) fn check_binding_names(&mut self) {
+        let bound = std::mem::take(&mut self.bound);
+        for (name, span) in bound {
+            let (whose, set) = if ir::BUILTIN_ATTRS.contains(&name.as_str()) {
+                ("a built-in attribute (the scheduler sets it)", None)
+            } else if let Some(&set) = self.written.get(&name) {
+                ("a session attribute the program sets", Some(set))
+            } else {
+                self.bound.insert(name, span);
+                continue;
+            };
+            let mut d = Diagnostic::new(
+                "binding-attribute",
+                span,
+                format!(
+                    "the body reads `{name}`, bound `at admission`, which is also {whose}: the body would not say which it means"
+                ),
+            )
+            .with_help("rename the binding");
+            if let Some(set) = set {
+                d = d.with_secondary(set, "the attribute is set here");
+            }
+            self.err(d);
+        }
+    }
+
+    /// A name that only `at admission` bindings make an attribute is read
+    /// only in the bodies of holds that bind it (their headers see the
+    /// substituted value): anywhere else (before or after the hold,
+    /// another hold's body, a queue, eviction or serve key) 0.1.0 refuses
+    /// it. Reported once per name.
+    pub(super) fn check_binding_scope(&mut self, name: &str, span: Span) {
+        if self.in_binding.iter().any(|b| b == name) {
+            return;
+        }
+        if let Some(bound) = self.bound.remove(name) {
+            self.err(
+                Diagnostic::new(
+                    "binding-scope",
+                    span,
+                    format!("`{name}` is read outside the body of the hold that binds it"),
+                )
+                .with_secondary(bound, "bound `at admission` here")
+                .with_help(format!(
+                    "a binding names a value for its hold's header and body only; to read it elsewhere, copy it into an attribute in the body (`set x = {name};`)"
+                )),
+            );
         }
     }
 

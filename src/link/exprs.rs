@@ -192,6 +192,7 @@ impl Linker<'_> {
             return ir::Expr::Num(0.0);
         }
         if let Some(slot) = self.attr_slot.get(n).copied() {
+            self.check_binding_scope(n, span);
             return match m {
                 Moment::Constant => self.refuse(
                     "not-constant",

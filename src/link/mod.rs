@@ -95,6 +95,14 @@ struct Linker<'a> {
     attrs: Vec<String>,
     /// Attribute name -> slot (lookup only).
     attr_slot: HashMap<String, usize>,
+    /// The attributes a `set` or `choose` assigns, and where first.
+    written: BTreeMap<String, Span>,
+    /// The `at admission` bindings their hold's body reads, by name, and
+    /// where first bound: such a name is an attribute only inside those
+    /// bodies (spec §8.4).
+    bound: BTreeMap<String, Span>,
+    /// The bindings of the hold bodies being lowered.
+    in_binding: Vec<String>,
     observes: Vec<String>,
     observe_index: HashMap<String, usize>,
     blocks: Vec<Vec<ir::Stmt>>,
@@ -144,6 +152,9 @@ pub fn link_sources(
             .enumerate()
             .map(|(i, s)| (s.to_string(), i))
             .collect(),
+        written: BTreeMap::new(),
+        bound: BTreeMap::new(),
+        in_binding: Vec::new(),
         observes: Vec::new(),
         observe_index: HashMap::new(),
         blocks: Vec::new(),
@@ -170,6 +181,7 @@ pub fn link_sources(
         l.collect_slots(stmts);
     }
     l.check_lets_against_attributes();
+    l.check_binding_names();
     let hidden = l.hidden(&parts.hidden);
     l.set_then_header(&session);
     l.stage_kinds_and_caps();

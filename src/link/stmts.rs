@@ -41,8 +41,8 @@ impl Linker<'_> {
     pub(super) fn collect_slots(&mut self, stmts: &[ast::Stmt]) {
         for s in stmts {
             match &s.kind {
-                StmtKind::Set { name, .. } => self.assigns(name, "set"),
-                StmtKind::Choose { var, .. } => self.assigns(var, "choose"),
+                StmtKind::Set { name, .. } => self.writes(name, "set"),
+                StmtKind::Choose { var, .. } => self.writes(var, "choose"),
                 StmtKind::Observe { name, .. } => {
                     if let Some(d) = names::retired(&name.name, name.span) {
                         self.err(d);
@@ -54,6 +54,7 @@ impl Linker<'_> {
                 }
                 StmtKind::Hold { bindings, body, .. } => {
                     for b in super::admission::read_by_body(bindings, body) {
+                        self.bound.entry(b.name.name.clone()).or_insert(b.name.span);
                         self.assigns(&b.name, "at admission");
                     }
                     self.collect_slots(&body.stmts)
@@ -70,6 +71,11 @@ impl Linker<'_> {
                 _ => {}
             }
         }
+    }
+
+    fn writes(&mut self, name: &Ident, what: &str) {
+        self.written.entry(name.name.clone()).or_insert(name.span);
+        self.assigns(name, what);
     }
 
     fn assigns(&mut self, name: &Ident, what: &str) {
@@ -170,7 +176,11 @@ impl Linker<'_> {
                         self.push(body_id, ir::Stmt::Set(slot, value), *span, site);
                     }
                 }
+                let scope = self.in_binding.len();
+                self.in_binding
+                    .extend(header.sets.iter().map(|(name, _, _)| name.name.clone()));
                 self.lower_block(&body.stmts, body_id);
+                self.in_binding.truncate(scope);
                 let body = body_id;
                 let cache = cache.as_ref().map(|e| self.session(e));
                 let lease = match lease {

@@ -447,6 +447,80 @@ fn at_admission_bindings_follow_their_rules() {
 }
 
 #[test]
+fn a_binding_the_body_reads_may_not_name_an_attribute() {
+    // pyserq 0.1.0 refuses each: "the body reads `n`, which is also an
+    // attribute the program sets (the scheduler sets, for a built-in): the
+    // body would not say which it means", wherever the attribute is set
+    // (later, in `init`, in the body itself, by `choose`).
+    let hold = |before: &str, body: &str| {
+        with_b(&format!(
+            "pool p {{ cap 40; }} session {{ {before} hold p (n) at admission (n = 5) {{ observe u = n; {body} }} }}"
+        ))
+    };
+    for (before, body) in [
+        ("set n = 3;", ""),
+        ("", "set n = 7;"),
+        ("choose n in 3 by (-n);", ""),
+    ] {
+        let d = refused_for(
+            &hold(before, body),
+            "binding-attribute",
+            &["the body reads `n`", "attribute the program sets"],
+        );
+        assert!(d.help.is_some());
+    }
+    refused_for(
+        &with_b(
+            "pool p { cap 40; } session { hold p (out) at admission (out = 5) { observe u = out; } }",
+        ),
+        "binding-attribute",
+        &["the body reads `out`", "built-in", "scheduler"],
+    );
+    // Not read by the body, the binding only names the header's value (as
+    // in 0.1.0); two holds may bind one name their bodies read.
+    linked(&with_b(
+        "pool p { cap 40; } session { set n = 3; hold p (n) at admission (n = 5) { observe v = used(p); } observe w = n; }",
+    ));
+    linked(&with_b(
+        "pool p { cap 40; } session { hold p (m) at admission (m = 5) { observe u = m; } hold p (m) at admission (m = 6) { observe v = m; } }",
+    ));
+}
+
+#[test]
+fn a_binding_is_read_only_in_the_bodies_of_holds_that_bind_it() {
+    // pyserq 0.1.0 refuses each: "`m` is read outside the body of the hold
+    // that binds it" (before or after the hold, another hold's body,
+    // `init`, a queue, eviction or serve key).
+    let bind = "hold p (m) at admission (m = 5) { observe u = m; hold p (m) { observe x = 1; } }";
+    for (opts, init, before, after) in [
+        ("", "", "observe w = m;", ""),
+        ("", "", "", "observe w = m;"),
+        ("", "", "", "hold p (1) { observe w = m; }"),
+        ("", "init { set q = m; }", "", ""),
+        ("queue by (m);", "", "", ""),
+        ("evict by (m);", "", "", ""),
+    ] {
+        let src = format!(
+            "pool p {{ cap 40; {opts} }} workload {{ arrive batch(1); {init} }} session {{ {before} {bind} {after} }} run {{ horizon 10; }}"
+        );
+        let d = refused_for(
+            &src,
+            "binding-scope",
+            &["`m` is read outside the body of the hold that binds it"],
+        );
+        assert!(d.help.is_some());
+    }
+    // The inner hold's header above is inside the body; so is a nested
+    // binding reading the outer one.
+    linked(&with_b(&format!(
+        "pool p {{ cap 40; }} session {{ {bind} }}"
+    )));
+    linked(&with_b(
+        "pool p { cap 40; } session { hold p (m) at admission (m = 5) { hold p (k) at admission (k = m + 1) { observe v = k + m; } } }",
+    ));
+}
+
+#[test]
 fn a_set_of_live_state_read_by_a_later_header_is_refused() {
     let d = refused_for(
         &with_b(

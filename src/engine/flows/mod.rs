@@ -5,8 +5,9 @@
 //! (`t_mark`) and is advanced lazily: `remaining(now) = remaining − rate ×
 //! (now − t_mark)`. Its end is `t_mark + remaining / rate`, computed once when
 //! the rate changes, so flows that the hand derivation ends together get the
-//! same end by the same arithmetic; a remainder within `TOL × work` of zero is
-//! zero.
+//! same end by the same arithmetic; a remainder that rounding takes to zero
+//! or below is zero, and any above it is kept, however small (as 0.1.0
+//! keeps one of 1e-13 of the work).
 //!
 //! Invariants (after every [`FlowSystem::solve`], property-tested):
 //! * for every stage `s`, `Σ rate(f on s) ≤ φ_s` (relative `1e-9`);
@@ -55,7 +56,7 @@ use std::collections::BinaryHeap;
 /// No stage / no flow.
 const NONE: u32 = u32::MAX;
 
-/// Relative tolerance under which two levels tie and a remainder is zero.
+/// Relative tolerance under which two levels tie.
 pub const TOL: f64 = 1e-12;
 
 /// Whether two levels (rates) are the same up to [`TOL`], relative: `|a −
@@ -136,7 +137,7 @@ impl Flow {
         } else {
             self.remaining
         };
-        if r <= TOL * self.work { 0.0 } else { r }
+        if r <= 0.0 { 0.0 } else { r }
     }
 }
 

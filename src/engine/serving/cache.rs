@@ -40,9 +40,10 @@ pub struct Entry<O> {
     /// cache's total and is evictable, but it is nobody's `cachedin` and
     /// `drop` does not remove it.
     pub dead: bool,
-    /// For a dead entry of a spill target: the dead entry of another pool
-    /// whose spilled pieces it gathers (that pool member, and the entry's
-    /// `id`).
+    /// For a dead entry of a spill target: the dead entry whose spilled
+    /// pieces it gathers, named where the `reuse` left it (that pool
+    /// member, and the entry's `id` there), however many pools the pieces
+    /// went through on the way.
     pub origin: Option<(u32, u64)>,
 }
 
@@ -190,8 +191,9 @@ impl<O> Cache<O> {
 
     /// A spilled piece of a dead entry arrives: it stays dead here, added to
     /// the dead entry that gathers the pieces of that same entry (created if
-    /// absent; `origin` names it: its pool member and its `id` in that
-    /// pool's release order), whose release time becomes `now`. 0.1.0 keeps
+    /// absent; `origin` names it: the pool member where a `reuse` left it
+    /// and its `id` there, even down a chain), whose release time becomes
+    /// `now`. 0.1.0 keeps
     /// such pieces out of the session's live entry (nobody's `cachedin`, no
     /// `reuse` consumes them).
     pub fn add_dead_piece(

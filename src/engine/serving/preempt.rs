@@ -3,8 +3,10 @@
 //!
 //! Invariant: the victim is a function of the candidates' latest
 //! admission numbers only (distinct numbers, so there is one latest); a
-//! `stuck` record belongs to one session and one pool, and is reset only
-//! when a hold of that session on that pool completes.
+//! `stuck` record belongs to one session and one pool, and its position is
+//! reset only when a hold of that session on that pool completes; a
+//! session counts once in all (the caller says whether it was counted
+//! at another pool).
 
 /// The victim among `candidates` (an id and the session's latest hold
 /// admission number each): the latest admission. For a pool that is an
@@ -27,16 +29,18 @@ pub struct Stuck {
     /// The position of the latest preemption since the session's hold on
     /// the pool last completed.
     last: Option<f64>,
-    /// Whether the session was already counted.
+    /// Whether the session was counted at this pool.
     counted: bool,
 }
 
 impl Stuck {
     /// A preemption at `position`: whether it counts now in the pool's
     /// `stuck` (the position is not beyond the previous preemption's, and
-    /// the session was not counted before).
-    pub fn preempted(&mut self, position: f64) -> bool {
-        let stuck = self.last.is_some_and(|last| position <= last) && !self.counted;
+    /// the session was counted neither here nor, `elsewhere`, at another
+    /// pool: 0.1.0 counts a session once, at the first pool it got stuck
+    /// at; `preempt_stuck_counts_a_session_once`).
+    pub fn preempted(&mut self, position: f64, elsewhere: bool) -> bool {
+        let stuck = self.last.is_some_and(|last| position <= last) && !self.counted && !elsewhere;
         self.counted |= stuck;
         self.last = Some(position);
         stuck
@@ -46,6 +50,11 @@ impl Stuck {
     /// starts afresh.
     pub fn completed(&mut self) {
         self.last = None;
+    }
+
+    /// Whether the session was counted at this pool.
+    pub fn counted(&self) -> bool {
+        self.counted
     }
 }
 
@@ -67,10 +76,14 @@ mod tests {
         // tests/serving/preempt_stuck_counts_no_progress: preempted at 8, then
         // 10 (progress), 10 (stuck), 10 (counted already).
         let mut s = Stuck::default();
-        assert!(!s.preempted(8.0));
-        assert!(!s.preempted(10.0));
-        assert!(s.preempted(10.0));
-        assert!(!s.preempted(10.0));
+        assert!(!s.preempted(8.0, false));
+        assert!(!s.preempted(10.0, false));
+        assert!(s.preempted(10.0, false));
+        assert!(!s.preempted(10.0, false));
+        // Counted at another pool already: never again.
+        let mut t = Stuck::default();
+        assert!(!t.preempted(8.0, true));
+        assert!(!t.preempted(8.0, true));
     }
 
     #[test]
@@ -78,10 +91,10 @@ mod tests {
         // The same test's kw: preempted at 8, the hold completes, preempted at
         // 8 again: not stuck.
         let mut s = Stuck::default();
-        assert!(!s.preempted(8.0));
+        assert!(!s.preempted(8.0, false));
         s.completed();
-        assert!(!s.preempted(8.0));
+        assert!(!s.preempted(8.0, false));
         // t2_stuck: the same position twice in a row is stuck.
-        assert!(s.preempted(8.0));
+        assert!(s.preempted(8.0, false));
     }
 }
