@@ -46,12 +46,9 @@ fn owner_of(code: &Code, sim: &Sim, e: Entity, p: usize) -> Owner {
 /// What a dead entry or an ended session's entry keeps: the attributes as
 /// they are now, if the pool's keys read owners.
 fn frozen(code: &Code, sim: &Sim, e: Entity, p: usize) -> Owner {
-    if !code.pools[p].evict_reads_owner {
-        return Owner::Ended(Box::default());
-    }
-    match sim.store.sessions.get(e) {
-        Ok((_, _, life)) => Owner::Ended(sim.attrs.of(life.row).into()),
-        Err(_) => Owner::Ended(Box::default()),
+    match owner_of(code, sim, e, p) {
+        Owner::Session(_, _, now) => Owner::Ended(now),
+        ended => ended,
     }
 }
 

@@ -462,11 +462,25 @@ impl StageLoad {
 
     /// Sets member `index`'s busy column from its service.
     pub fn set_busy(&mut self, index: usize, service: &Service) {
-        self.busy[index] = match service {
-            Service::Fifo { busy, .. } => busy.len() as f64,
-            Service::Step(engine) => f64::from(engine.served),
-            _ => self.present[index],
-        };
+        match service {
+            Service::Fifo { busy, .. } => self.in_service(index, busy.len()),
+            Service::Step(engine) => self.busy[index] = f64::from(engine.served),
+            _ => self.all_in_service(index),
+        }
+    }
+
+    /// [`StageLoad::set_busy`] of a delay or ps member (or a shared one):
+    /// every job present is in service. A caller with its service in hand
+    /// calls this arm directly, without the match.
+    #[inline(always)]
+    pub fn all_in_service(&mut self, index: usize) {
+        self.busy[index] = self.present[index];
+    }
+
+    /// [`StageLoad::set_busy`] of a fifo member with `n` jobs in service.
+    #[inline(always)]
+    pub fn in_service(&mut self, index: usize, n: usize) {
+        self.busy[index] = n as f64;
     }
 }
 
@@ -551,7 +565,7 @@ pub fn join(
     match service {
         Service::Delay(jobs) => {
             jobs.join(index, now, session, work, events);
-            load.busy[index] = load.present[index];
+            load.all_in_service(index);
         }
         Service::Fifo {
             servers,
@@ -571,7 +585,7 @@ pub fn join(
             } else {
                 waiting.push_back(job);
             }
-            load.busy[index] = busy.len() as f64;
+            load.in_service(index, busy.len());
         }
         Service::Ps(ps) => {
             ps.advance(now);
@@ -583,7 +597,7 @@ pub fn join(
                 session,
                 arrived: now,
             });
-            load.busy[index] = load.present[index];
+            load.all_in_service(index);
         }
         // The run statement sends every job on a shared stage to the flow
         // system, and every run on a step stage to its engine.
@@ -605,8 +619,7 @@ pub fn finish_delay_job(
     };
     let job = jobs.finish(index, events)?;
     stats.count(index, false, load, now, -1.0);
-    // `set_busy` of a delay stage: every job present is in service.
-    load.busy[index] = load.present[index];
+    load.all_in_service(index);
     load.complete(index, stats, now, job.started, job.started);
     Some(job.session)
 }
@@ -647,7 +660,7 @@ pub fn finish_job(
     };
     stats.count(index, false, load, now, -1.0);
     // `set_busy` of a fifo, its service already in hand.
-    load.busy[index] = busy.len() as f64;
+    load.in_service(index, busy.len());
     load.complete(index, stats, now, job.arrived, job.started);
     Some(job.session)
 }
@@ -737,8 +750,7 @@ pub fn finish_ps(
         ps.v = job.tag;
     }
     stats.count(index, false, load, now, -1.0);
-    // `set_busy` of a ps stage: every job present is in service.
-    load.busy[index] = load.present[index];
+    load.all_in_service(index);
     load.complete(index, stats, now, job.arrived, job.arrived);
     Some(job.session)
 }
