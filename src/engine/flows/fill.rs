@@ -20,7 +20,7 @@ impl FlowSystem {
         let pair = self.entries[f as usize].pair;
         stages_of(&pair, &self.flows, f)
             .iter()
-            .map(|&s| self.capacity[s as usize] / self.flows_on.len(s) as f64)
+            .map(|&s| self.flows_on.capacity(s) / self.flows_on.len(s) as f64)
             .fold(f64::INFINITY, f64::min)
     }
 
@@ -90,7 +90,7 @@ impl FlowSystem {
             for &f in self.flows_on.on(s) {
                 let pair = self.entries[f as usize].pair;
                 for &t in stages_of(&pair, &self.flows, f) {
-                    if !self.capacity[t as usize].is_finite() {
+                    if !self.flows_on.capacity(t).is_finite() {
                         continue;
                     }
                     let flags = sc.sflags(t);
@@ -132,12 +132,12 @@ impl FlowSystem {
         for &s in &sc.stages {
             let n = self.flows_on.len(s) as u32;
             let e = &mut sc.stage[s as usize];
-            e.residual = self.capacity[s as usize];
+            e.residual = self.flows_on.capacity(s);
             e.unfrozen = n;
             e.new_level = f64::INFINITY;
             e.low = f64::INFINITY;
             if n > 0 {
-                e.cand = self.capacity[s as usize] / f64::from(n);
+                e.cand = self.flows_on.capacity(s) / f64::from(n);
                 e.low = e.cand;
                 sc.marks.push(Reverse(Mark::new(e.cand, MarkKind::Fill, s)));
             }
@@ -181,7 +181,7 @@ impl FlowSystem {
                 sc.freeze(e, f, rate, s);
                 let pair = e.pair;
                 for &t in stages_of(&pair, &self.flows, f) {
-                    if t == s || !self.capacity[t as usize].is_finite() {
+                    if t == s || !self.flows_on.capacity(t).is_finite() {
                         continue;
                     }
                     let e = &mut sc.stage[t as usize];
@@ -198,7 +198,7 @@ impl FlowSystem {
             }
         }
         for &s in &sc.stages {
-            self.level[s as usize] = sc.stage[s as usize].new_level;
+            self.flows_on.set_level(s, sc.stage[s as usize].new_level);
         }
     }
 }

@@ -1,5 +1,7 @@
 //! The incidence of flows on stages: each stage's flows (slots) in one
-//! arena, a stage's list a chunk of it with slack.
+//! arena, a stage's list a chunk of it with slack, read through the
+//! stage's record, which also holds its capacity and its fill level: what
+//! the walk reads of a stage it visits, in one cache line.
 //!
 //! A stage's chunk moves to the end of the arena, at twice its capacity,
 //! when it is full; the chunk it leaves is not reused. A chunk's capacity
@@ -11,20 +13,27 @@
 //! solvers read a stage's flows as a slice, in the order of its pushes and
 //! swap-removes, as `Vec::push`/`Vec::swap_remove` would leave them.
 
-/// A stage's chunk of the arena: what a read of its flows needs, in 8
-/// bytes (its capacity, which only `push` reads, is apart).
-#[derive(Clone, Copy, Debug, Default)]
-struct Span {
+/// A stage as the solver holds it: φ, the `maxmin` fill level, and its chunk of the
+/// arena, in 32 bytes, so that two share a cache line and none straddles
+/// one.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct Stage {
+    capacity: f64,
+    level: f64,
     start: u32,
     len: u32,
+    /// The chunk's capacity.
+    room: u32,
 }
 
-/// The flows on each stage (see the module's comment).
+const _: () = assert!(std::mem::size_of::<Stage>() == 32);
+
+/// The flows on each stage, and each stage's capacity and level (see the
+/// module's comment).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Incidence {
-    spans: Vec<Span>,
-    /// Each stage's chunk capacity.
-    caps: Vec<u32>,
+    spans: Vec<Stage>,
     arena: Vec<u32>,
 }
 
@@ -32,13 +41,43 @@ pub(super) struct Incidence {
 const FIRST_CAP: u32 = 4;
 
 impl Incidence {
-    /// No flow on any of `n` stages.
-    pub(super) fn new(n: usize) -> Incidence {
+    /// No flow on any of the stages of these capacities, every level ∞.
+    pub(super) fn new(capacity: impl Iterator<Item = f64>) -> Incidence {
         Incidence {
-            spans: vec![Span::default(); n],
-            caps: vec![0; n],
+            spans: capacity
+                .map(|capacity| Stage {
+                    capacity,
+                    level: f64::INFINITY,
+                    start: 0,
+                    len: 0,
+                    room: 0,
+                })
+                .collect(),
             arena: Vec::new(),
         }
+    }
+
+    /// The number of stages.
+    pub(super) fn stages(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// φ of stage `s`.
+    #[inline(always)]
+    pub(super) fn capacity(&self, s: u32) -> f64 {
+        self.spans[s as usize].capacity
+    }
+
+    /// The level at which stage `s` filled in the last `maxmin` solve.
+    #[inline(always)]
+    pub(super) fn level(&self, s: u32) -> f64 {
+        self.spans[s as usize].level
+    }
+
+    /// Sets the level at which stage `s` filled.
+    #[inline(always)]
+    pub(super) fn set_level(&mut self, s: u32, level: f64) {
+        self.spans[s as usize].level = level;
     }
 
     /// The flows on stage `s`.
@@ -66,7 +105,7 @@ impl Incidence {
     /// Adds slot `f` on stage `s`; returns its index in `on(s)`.
     pub(super) fn push(&mut self, s: u32, f: u32) -> u32 {
         let mut sp = self.spans[s as usize];
-        if sp.len == self.caps[s as usize] {
+        if sp.len == sp.room {
             let cap = (sp.len * 2).max(FIRST_CAP);
             let start = u32::try_from(self.arena.len())
                 .ok()
@@ -76,7 +115,7 @@ impl Incidence {
                 .extend_from_within(sp.start as usize..(sp.start + sp.len) as usize);
             self.arena.resize((start + cap) as usize, 0);
             sp.start = start;
-            self.caps[s as usize] = cap;
+            sp.room = cap;
         }
         self.arena[(sp.start + sp.len) as usize] = f;
         sp.len += 1;
@@ -102,20 +141,31 @@ impl Incidence {
 /// An [`Incidence`] read through its two slices.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct View<'a> {
-    spans: &'a [Span],
+    spans: &'a [Stage],
     arena: &'a [u32],
 }
 
 impl<'a> View<'a> {
-    /// The number of stages.
-    pub(super) fn stages(&self) -> usize {
-        self.spans.len()
+    /// φ of stage `s`, unchecked in a release build.
+    ///
+    /// # Safety
+    /// `s < self.stages()`: callers say which invariant gives it.
+    #[inline(always)]
+    pub(super) unsafe fn capacity_unchecked(&self, s: u32) -> f64 {
+        debug_assert!((s as usize) < self.spans.len(), "stage {s} in range");
+        // SAFETY: the caller's.
+        unsafe { self.spans.get_unchecked(s as usize).capacity }
     }
 
-    /// `n_s`: the number of flows on stage `s`.
+    /// Stage `s`'s level of the last solve, unchecked in a release build.
+    ///
+    /// # Safety
+    /// `s < self.stages()`: callers say which invariant gives it.
     #[inline(always)]
-    pub(super) fn len(&self, s: u32) -> usize {
-        self.spans[s as usize].len as usize
+    pub(super) unsafe fn level_unchecked(&self, s: u32) -> f64 {
+        debug_assert!((s as usize) < self.spans.len(), "stage {s} in range");
+        // SAFETY: the caller's.
+        unsafe { self.spans.get_unchecked(s as usize).level }
     }
 
     /// The flows on stage `s`, unchecked in a release build.
@@ -142,7 +192,7 @@ mod tests {
     /// chunk moves (a stage grows past 4 and 8 while the others hold theirs).
     #[test]
     fn lists_match_vecs_across_chunk_moves() {
-        let mut inc = Incidence::new(3);
+        let mut inc = Incidence::new([1.0; 3].into_iter());
         let mut vecs = vec![Vec::new(); 3];
         for f in 0..20u32 {
             let s = f % 3;

@@ -54,21 +54,17 @@ impl FlowSystem {
     /// gives them rate ∞ first).
     pub(super) fn solve_incremental(&mut self) {
         self.scratch.stages.clear();
-        let n = self.capacity.len();
+        let n = self.flows_on.stages();
         assert!(
-            self.flows_on.view().stages() == n
-                && self.level.len() == n
-                && self.scratch.sflag.len() >= n
+            self.scratch.sflag.len() >= n
                 && self.scratch.stage.len() >= n
                 && self.entries.len() == self.flows.len(),
             "every per-stage array covers the stages and every slot has an entry"
         );
         let mut walk = Walk {
-            capacity: &self.capacity,
             flows_on: self.flows_on.view(),
             flows: &self.flows,
             entries: &mut self.entries,
-            level: &self.level,
             epoch: self.scratch.epoch,
             sc: &mut self.scratch,
         };
@@ -84,10 +80,10 @@ impl FlowSystem {
             let stages = stages_of(&pair, walk.flows, f);
             let from = stages
                 .iter()
-                .map(|&s| walk.capacity[s as usize] / walk.flows_on.len(s) as f64)
+                .map(|&s| self.flows_on.capacity(s) / self.flows_on.len(s) as f64)
                 .fold(f64::INFINITY, f64::min);
             for &s in stages {
-                if walk.capacity[s as usize].is_finite() {
+                if self.flows_on.capacity(s).is_finite() {
                     walk.push_mark(from, MarkKind::Seed, s);
                 }
             }
@@ -95,33 +91,33 @@ impl FlowSystem {
         walk.run();
         let sc = &self.scratch;
         for &s in &sc.stages {
-            self.level[s as usize] = if sc.sflags(s) & S_FILLED != 0 {
+            let level = if sc.sflags(s) & S_FILLED != 0 {
                 sc.stage[s as usize].new_level
             } else {
                 f64::INFINITY
             };
+            self.flows_on.set_level(s, level);
         }
     }
 }
 
-/// The walk's view of the system: what it reads (the incidence arrays, the
-/// flows' entries with their old rates, and the stages' old levels) and the
-/// scratch it writes (the stages' and the entries' of this solve).
+/// The walk's view of the system: what it reads (the stages' records with
+/// their flows, capacities and old levels, and the flows' entries with
+/// their old rates) and the scratch it writes (the stages' and the
+/// entries' of this solve).
 struct Walk<'a> {
-    capacity: &'a [f64],
     flows_on: View<'a>,
     /// Read only for the stages of a flow on more than two.
     flows: &'a [Flow],
     entries: &'a mut [Entry],
-    level: &'a [f64],
     /// The solve's epoch (`sc.epoch`).
     epoch: u32,
     sc: &'a mut Scratch,
 }
 
 // The walk reads its arrays unchecked: it indexes the per-stage arrays
-// (`capacity`, `flows_on`, `level`, all of the system's stage count long;
-// the scratch's, sized by `Scratch::begin`) only with stage indices, each
+// (`flows_on`'s records, the system's stage count long; the scratch's,
+// sized by `Scratch::begin`) only with stage indices, each
 // checked against `flows_on` when its flow started, and `entries` (as long
 // as the slots) only with slots read from `flows_on`. `solve_incremental`
 // asserts the lengths once.
@@ -134,14 +130,14 @@ impl<'a> Walk<'a> {
     #[inline(always)]
     fn cap(&self, s: u32) -> f64 {
         // SAFETY: a stage index (see above).
-        unsafe { *at(self.capacity, s) }
+        unsafe { self.flows_on.capacity_unchecked(s) }
     }
 
     /// The level at which stage `s` filled in the last solve.
     #[inline(always)]
     fn old_level(&self, s: u32) -> f64 {
         // SAFETY: a stage index (see above).
-        unsafe { *at(self.level, s) }
+        unsafe { self.flows_on.level_unchecked(s) }
     }
 
     /// The flows on stage `s`.

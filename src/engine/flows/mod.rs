@@ -432,11 +432,9 @@ impl Scratch {
 pub struct FlowSystem {
     policy: Share,
     solver: MaxMinSolver,
-    capacity: Vec<f64>,
-    /// Incidence: the flows (slots) on each stage.
+    /// Incidence: the flows (slots) on each stage, beside its capacity φ
+    /// and (`maxmin`) the level at which it filled (∞ if it froze no flow).
     flows_on: Incidence,
-    /// `maxmin`: the level at which each stage filled (∞ if it froze no flow).
-    level: Vec<f64>,
     /// Σ rates of the flows on each stage.
     load: Vec<f64>,
     /// Live flows' handles, each naming its slot.
@@ -480,16 +478,11 @@ impl FlowSystem {
     /// As [`FlowSystem::new`], choosing how `maxmin` rates are recomputed.
     pub fn with_solver(capacity: Vec<f64>, policy: Share, solver: MaxMinSolver) -> Self {
         let n = capacity.len();
-        let capacity = capacity
-            .into_iter()
-            .map(|c| if c > 0.0 { c } else { 0.0 })
-            .collect();
+        let capacity = capacity.into_iter().map(|c| if c > 0.0 { c } else { 0.0 });
         FlowSystem {
             policy,
             solver,
-            capacity,
-            flows_on: Incidence::new(n),
-            level: vec![f64::INFINITY; n],
+            flows_on: Incidence::new(capacity),
             load: vec![0.0; n],
             handles: SlotMap::with_key(),
             flows: Vec::new(),
@@ -595,8 +588,8 @@ impl FlowSystem {
                 m.pos[j] = p;
             }
             self.mark_load(s);
-            if self.policy == Share::MaxMin && self.capacity[s as usize].is_finite() {
-                self.seeds.push((s, rate.min(self.level[s as usize])));
+            if self.policy == Share::MaxMin && self.is_finite(s) {
+                self.seeds.push((s, rate.min(self.flows_on.level(s))));
             }
         }
         self.ends.remove(index);
@@ -617,7 +610,8 @@ impl FlowSystem {
             self.large_until.iter_mut().for_each(|u| *u = 0);
             self.solves = 1;
         }
-        self.scratch.begin(self.capacity.len(), &mut self.entries);
+        self.scratch
+            .begin(self.flows_on.stages(), &mut self.entries);
         let touched = self.load_pending.len();
         match (self.policy, self.solver) {
             (Share::Bottleneck, _) => self.solve_bottleneck(touched),
@@ -728,7 +722,7 @@ impl FlowSystem {
     }
 
     fn is_finite(&self, s: u32) -> bool {
-        self.capacity[s as usize].is_finite()
+        self.flows_on.capacity(s).is_finite()
     }
 
     fn mark_load(&mut self, s: u32) {
