@@ -1,7 +1,8 @@
 //! The incidence of flows on stages: each stage's flows (slots) in one
 //! arena, a stage's list a chunk of it with slack, read through the
-//! stage's record, which also holds its capacity and its fill level: what
-//! the walk reads of a stage it visits, in one cache line.
+//! stage's record, which also holds its capacity, its fill level and its
+//! load: what the walk and the loads' sums read of a stage, in one cache
+//! line.
 //!
 //! A stage's chunk moves to the end of the arena, at twice its capacity,
 //! when it is full; the chunk it leaves is not reused. A chunk's capacity
@@ -13,27 +14,29 @@
 //! solvers read a stage's flows as a slice, in the order of its pushes and
 //! swap-removes, as `Vec::push`/`Vec::swap_remove` would leave them.
 
-/// A stage as the solver holds it: φ, the `maxmin` fill level, and its chunk of the
-/// arena, in 32 bytes, so that two share a cache line and none straddles
-/// one.
+/// A stage as the solver holds it: φ, the `maxmin` fill level, the load
+/// and its chunk of the arena, in 32 bytes, so that two share a cache
+/// line and none straddles one (the chunk's capacity, which only `push`
+/// reads, is apart).
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 struct Stage {
     capacity: f64,
     level: f64,
+    load: f64,
     start: u32,
     len: u32,
-    /// The chunk's capacity.
-    room: u32,
 }
 
 const _: () = assert!(std::mem::size_of::<Stage>() == 32);
 
-/// The flows on each stage, and each stage's capacity and level (see the
-/// module's comment).
+/// The flows on each stage, and each stage's capacity, level and load (see
+/// the module's comment).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Incidence {
     spans: Vec<Stage>,
+    /// Each stage's chunk capacity.
+    rooms: Vec<u32>,
     arena: Vec<u32>,
 }
 
@@ -43,16 +46,18 @@ const FIRST_CAP: u32 = 4;
 impl Incidence {
     /// No flow on any of the stages of these capacities, every level ∞.
     pub(super) fn new(capacity: impl Iterator<Item = f64>) -> Incidence {
+        let spans: Vec<Stage> = capacity
+            .map(|capacity| Stage {
+                capacity,
+                level: f64::INFINITY,
+                load: 0.0,
+                start: 0,
+                len: 0,
+            })
+            .collect();
         Incidence {
-            spans: capacity
-                .map(|capacity| Stage {
-                    capacity,
-                    level: f64::INFINITY,
-                    start: 0,
-                    len: 0,
-                    room: 0,
-                })
-                .collect(),
+            rooms: vec![0; spans.len()],
+            spans,
             arena: Vec::new(),
         }
     }
@@ -80,6 +85,26 @@ impl Incidence {
         self.spans[s as usize].level = level;
     }
 
+    /// Σ rates of the flows on stage `s`, as last set.
+    #[inline(always)]
+    pub(super) fn load(&self, s: u32) -> f64 {
+        self.spans[s as usize].load
+    }
+
+    /// Sums the rates `rate(f)` of the flows on stage `s` (in the order of
+    /// its list) and keeps it as its load; returns whether it changed.
+    #[inline(always)]
+    pub(super) fn settle_load(&mut self, s: u32, rate: impl Fn(u32) -> f64) -> bool {
+        let sp = &mut self.spans[s as usize];
+        let load: f64 = self.arena[sp.start as usize..(sp.start + sp.len) as usize]
+            .iter()
+            .map(|&f| rate(f))
+            .sum();
+        let changed = load != sp.load;
+        sp.load = load;
+        changed
+    }
+
     /// The flows on stage `s`.
     #[inline(always)]
     pub(super) fn on(&self, s: u32) -> &[u32] {
@@ -105,7 +130,7 @@ impl Incidence {
     /// Adds slot `f` on stage `s`; returns its index in `on(s)`.
     pub(super) fn push(&mut self, s: u32, f: u32) -> u32 {
         let mut sp = self.spans[s as usize];
-        if sp.len == sp.room {
+        if sp.len == self.rooms[s as usize] {
             let cap = (sp.len * 2).max(FIRST_CAP);
             let start = u32::try_from(self.arena.len())
                 .ok()
@@ -115,7 +140,7 @@ impl Incidence {
                 .extend_from_within(sp.start as usize..(sp.start + sp.len) as usize);
             self.arena.resize((start + cap) as usize, 0);
             sp.start = start;
-            sp.room = cap;
+            self.rooms[s as usize] = cap;
         }
         self.arena[(sp.start + sp.len) as usize] = f;
         sp.len += 1;

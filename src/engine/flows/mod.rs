@@ -432,11 +432,10 @@ impl Scratch {
 pub struct FlowSystem {
     policy: Share,
     solver: MaxMinSolver,
-    /// Incidence: the flows (slots) on each stage, beside its capacity φ
-    /// and (`maxmin`) the level at which it filled (∞ if it froze no flow).
+    /// Incidence: the flows (slots) on each stage, beside its capacity φ,
+    /// (`maxmin`) the level at which it filled (∞ if it froze no flow) and
+    /// its load (Σ rates of its flows).
     flows_on: Incidence,
-    /// Σ rates of the flows on each stage.
-    load: Vec<f64>,
     /// Live flows' handles, each naming its slot.
     handles: SlotMap<FlowId, u32>,
     flows: Vec<Flow>,
@@ -483,7 +482,6 @@ impl FlowSystem {
             policy,
             solver,
             flows_on: Incidence::new(capacity),
-            load: vec![0.0; n],
             handles: SlotMap::with_key(),
             flows: Vec::new(),
             entries: Vec::new(),
@@ -663,7 +661,7 @@ impl FlowSystem {
 
     /// Σ rates of the flows on `s` (utilisation is `load / φ_s`).
     pub fn load(&self, s: u32) -> f64 {
-        self.load[s as usize]
+        self.flows_on.load(s)
     }
 
     /// The stages whose [`FlowSystem::load`] changed in the last solve, in
@@ -787,14 +785,8 @@ impl FlowSystem {
         for k in 0..self.load_pending.len() {
             let s = self.load_pending[k];
             self.is_load_pending[s as usize] = false;
-            let load: f64 = self
-                .flows_on
-                .on(s)
-                .iter()
-                .map(|&f| self.entries[f as usize].rate)
-                .sum();
-            if load != self.load[s as usize] {
-                self.load[s as usize] = load;
+            let entries = &self.entries;
+            if self.flows_on.settle_load(s, |f| entries[f as usize].rate) {
                 self.changed.push(s);
             }
         }
