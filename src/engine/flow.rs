@@ -15,6 +15,7 @@ use slotmap::SecondaryMap;
 use smallvec::SmallVec;
 
 use super::flows::{FlowId, FlowSystem};
+use super::stats::TimeAvg;
 
 /// A flow: the session whose run it is. Its stages, rate and remaining
 /// work live in the solver's arrays.
@@ -41,12 +42,21 @@ pub struct Flows {
     pub free: Vec<Entity>,
     /// Scratch: the stages of the flow that is finishing.
     pub stages: SmallVec<[u32; 4]>,
+    /// φ of each stage (NaN for one not shared), as its `Service` has it.
+    pub phi: Vec<f64>,
+    /// Each shared stage's utilisation, Σ rates / φ, set after every solve
+    /// that moves the stage's load (kept here, not in the stage's
+    /// `StageStats`, so that a solve's changed stages cost no entity fetch).
+    pub util: Vec<TimeAvg>,
 }
 
 impl Flows {
-    /// No flows yet, on stages of these capacities.
-    pub fn new(system: FlowSystem) -> Flows {
+    /// No flows yet, on stages of capacities `phi` (NaN for one not
+    /// shared), utilisations measured from `warmup`.
+    pub fn new(system: FlowSystem, phi: Vec<f64>, warmup: f64) -> Flows {
         Flows {
+            util: vec![TimeAvg::new(warmup); phi.len()],
+            phi,
             system,
             changed: false,
             generation: 0,

@@ -122,12 +122,8 @@ fn issue_flows(sim: &mut Sim) -> Result<(), RunError> {
     flows.changed = false;
     flows.system.solve(now);
     for &s in flows.system.changed_stages() {
-        let Ok((service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s as usize])
-        else {
-            return Err(lost("stage", now));
-        };
-        let phi = service.shared_capacity().unwrap_or(f64::NAN);
-        stats.util.set(now, flows.system.load(s) / phi);
+        let s = s as usize;
+        flows.util[s].set(now, flows.system.load(s as u32) / flows.phi[s]);
     }
     flows.generation += 1;
     flows.pending = None;

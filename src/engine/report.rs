@@ -7,6 +7,7 @@ use bevy_ecs::prelude::*;
 
 use super::code::Code;
 use super::events::EventQueue;
+use super::flow::Flows;
 use super::kv::KvPools;
 use super::pool::PoolStats;
 use super::resources::{Census, Members, Observed};
@@ -52,6 +53,7 @@ pub fn fill_report(
     census: Res<Census>,
     observed: Res<Observed>,
     members: Res<Members>,
+    flows: Res<Flows>,
     stages: Query<(&Service, &StageStats)>,
     pools: Query<&PoolStats>,
     kv: Res<KvPools>,
@@ -72,11 +74,17 @@ pub fn fill_report(
                 Service::Step(engine) => engine.iterations,
                 _ => 0,
             };
+            // A shared stage's utilisation is the flow system's.
+            let util = if service.is_shared() {
+                &flows.util[i]
+            } else {
+                &s.util
+            };
             Some(StageRow {
                 name: prog.stages[i].name.clone(),
                 member: stage_members[i],
                 mean_number: s.number.mean(end),
-                utilization: Some(s.util.mean(end)).filter(|u| !u.is_nan()),
+                utilization: Some(util.mean(end)).filter(|u| !u.is_nan()),
                 completed: s.completed,
                 throughput: s.completed as f64 / span,
                 mean_wait: s.wait.mean(),

@@ -489,7 +489,8 @@ impl StageLoad {
 pub struct StageStats {
     /// Jobs present (waiting or in service, flows on a shared stage).
     pub number: TimeAvg,
-    /// 1 while not empty; on a shared stage Σ rates / φ.
+    /// 1 while not empty (a shared stage's, Σ rates / φ, is in
+    /// [`super::flow::Flows::util`]).
     pub util: TimeAvg,
     /// Jobs finishing at t >= warmup.
     pub completed: u64,
