@@ -42,7 +42,8 @@
 use super::incidence::View;
 use super::{
     Entry, F_FROZEN, F_TOUCHED, Flow, FlowSystem, Mark, MarkKind, NONE, S_FILLED,
-    S_REPLAY_SCHEDULED, S_REPLAYED, S_VISITED, Scratch, TOL, at, at_mut, same_level, stages_of,
+    S_REPLAY_SCHEDULED, S_REPLAYED, S_VISITED, Scratch, TOL, at, at_mut, each_other, find_other,
+    same_level, stages_of,
 };
 use std::cmp::Reverse;
 
@@ -249,10 +250,15 @@ impl<'a> Walk<'a> {
                 unfrozen += 1;
             } else {
                 let (rate, b, pair) = (e.rate, e.froze_at, e.pair);
-                let stages = stages_of(&pair, flows, f);
-                debug_assert!(b == NONE || stages.contains(&b), "froze_at is its stage");
+                debug_assert!(
+                    b == NONE || stages_of(&pair, flows, f).contains(&b),
+                    "froze_at is its stage"
+                );
                 let sc = &*self.sc;
-                if let Some(&replayed) = stages.iter().find(|&&t| sc.sflags(t) & S_REPLAYED != 0) {
+                // `s` itself is not replayed (`make_dirty` tested it).
+                if let Some(replayed) =
+                    find_other(pair, flows, f, s, |t| sc.sflags(t) & S_REPLAYED != 0)
+                {
                     // A replay froze it at its old rate; it had no dirty
                     // stage then, so nothing else needs telling.
                     let at = self.replay_froze_at(rate, b, replayed);
@@ -273,14 +279,13 @@ impl<'a> Walk<'a> {
                     // then, and a released flow makes the stage dirty).
                     unfrozen += 1;
                     releasing |= b == s;
-                    for &t in stages {
-                        if t != s
-                            && self.sc.sflags(t) & S_VISITED == 0
+                    each_other(pair, flows, f, s, |t| {
+                        if self.sc.sflags(t) & S_VISITED == 0
                             && (t == b || same_level(self.old_level(t), rate))
                         {
                             self.schedule_replay(t, current);
                         }
-                    }
+                    });
                 }
             }
         }
@@ -340,7 +345,8 @@ impl<'a> Walk<'a> {
     }
 
     /// Freezes flow `f` at `rate` (frozen by stage `at`), updating every
-    /// dirty stage of it but `except`; candidates are clamped to `current`.
+    /// dirty stage of it but `except` (one of its stages); candidates are
+    /// clamped to `current`.
     /// Inlined into its two callers (fill, replay): a freeze is a few loads
     /// and stores, and a call's saved registers cost as much.
     #[inline(always)]
@@ -349,9 +355,9 @@ impl<'a> Walk<'a> {
         let e = unsafe { at_mut(self.entries, f) };
         self.sc.freeze(e, f, rate, at);
         let pair = e.pair;
-        for &t in stages_of(&pair, self.flows, f) {
-            if t == except || self.sc.sflags(t) & S_VISITED == 0 {
-                continue;
+        each_other(pair, self.flows, f, except, |t| {
+            if self.sc.sflags(t) & S_VISITED == 0 {
+                return;
             }
             debug_assert!(
                 self.sc.sflags(t) & S_FILLED == 0,
@@ -361,7 +367,7 @@ impl<'a> Walk<'a> {
             e.residual -= rate;
             e.unfrozen -= 1;
             self.update_candidate(t, current);
-        }
+        });
     }
 
     /// Dirty stage `s` fills at `candidate` (clamped to `current`); returns
@@ -393,11 +399,11 @@ impl<'a> Walk<'a> {
             if ff & F_TOUCHED == 0 && rate != old_rate {
                 // SAFETY: a slot read from `flows_on` (see above).
                 unsafe { at_mut(self.entries, f) }.set_flag(self.epoch, F_TOUCHED);
-                for &t in stages_of(&pair, self.flows, f) {
-                    if t != s && self.is_finite(t) {
+                each_other(pair, self.flows, f, s, |t| {
+                    if self.is_finite(t) {
                         self.make_dirty(t, current);
                     }
-                }
+                });
             }
         }
         current
@@ -422,12 +428,11 @@ impl<'a> Walk<'a> {
             }
             debug_assert!(ff & F_TOUCHED == 0, "a changed flow's stages are dirty");
             let (rate, froze_at, pair) = (e.rate, e.froze_at, e.pair);
-            if stages_of(&pair, self.flows, f)
-                .iter()
-                .any(|&t| t != b && self.sc.sflags(t) & S_VISITED != 0)
-            {
+            let sc = &*self.sc;
+            if find_other(pair, self.flows, f, b, |t| sc.sflags(t) & S_VISITED != 0).is_some() {
                 let at = self.replay_froze_at(rate, froze_at, b);
-                self.freeze(f, rate, at, NONE, current);
+                // `b` is not dirty: no stage is left out.
+                self.freeze(f, rate, at, b, current);
             }
         }
     }
@@ -461,11 +466,11 @@ impl<'a> Walk<'a> {
             }
             e.set_flag(self.epoch, F_TOUCHED);
             let pair = e.pair;
-            for &t in stages_of(&pair, self.flows, f) {
-                if t != d && self.is_finite(t) {
+            each_other(pair, self.flows, f, d, |t| {
+                if self.is_finite(t) {
                     self.make_dirty(t, current);
                 }
-            }
+            });
         }
         current
     }

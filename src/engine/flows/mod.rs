@@ -242,6 +242,47 @@ fn stages_of<'a>(pair: &'a [u32; 2], flows: &'a [Flow], f: u32) -> &'a [u32] {
     }
 }
 
+/// Calls `each(t)` for every stage `t` but `s` of the flow in slot `f`,
+/// which holds `s`, in the order of its stages; `pair` as in [`stages_of`].
+/// A flow on two stages has one other, `pair[0] ^ pair[1] ^ s`, found
+/// without a loop (most flows the walk meets are on two).
+#[inline(always)]
+fn each_other(pair: [u32; 2], flows: &[Flow], f: u32, s: u32, mut each: impl FnMut(u32)) {
+    debug_assert!(stages_of(&pair, flows, f).contains(&s), "the flow holds s");
+    if pair[1] != NONE {
+        each(pair[0] ^ pair[1] ^ s);
+    } else {
+        for &t in &flows[f as usize].stages {
+            if t != s {
+                each(t);
+            }
+        }
+    }
+}
+
+/// The first stage `t` but `s` of the flow in slot `f` (which holds `s`)
+/// for which `test(t)`, in the order of [`each_other`].
+#[inline(always)]
+fn find_other(
+    pair: [u32; 2],
+    flows: &[Flow],
+    f: u32,
+    s: u32,
+    test: impl Fn(u32) -> bool,
+) -> Option<u32> {
+    debug_assert!(stages_of(&pair, flows, f).contains(&s), "the flow holds s");
+    if pair[1] != NONE {
+        let t = pair[0] ^ pair[1] ^ s;
+        test(t).then_some(t)
+    } else {
+        flows[f as usize]
+            .stages
+            .iter()
+            .copied()
+            .find(|&t| t != s && test(t))
+    }
+}
+
 /// An event of the incremental update other than a stage's fill, packed
 /// into one integer whose order is the walk's: level, then kind, then
 /// stage. A level is ≥ +0, and the bits of non-negative floats order as
