@@ -9,8 +9,8 @@
 //! bookkeeping the incremental update starts from.
 
 use super::{
-    F_FROZEN, F_SEEN, FlowSystem, Mark, MarkKind, NONE, S_FILLED, S_LARGE, S_VISITED, same_level,
-    stages_of,
+    F_FROZEN, F_SEEN, FlowSystem, Mark, MarkKind, NONE, S_FILLED, S_LARGE, S_VISITED, each_other,
+    same_level, stages_of,
 };
 use std::cmp::Reverse;
 
@@ -180,9 +180,9 @@ impl FlowSystem {
                 };
                 sc.freeze(e, f, rate, s);
                 let pair = e.pair;
-                for &t in stages_of(&pair, &self.flows, f) {
-                    if t == s || !self.flows_on.capacity(t).is_finite() {
-                        continue;
+                each_other(pair, &self.flows, f, s, |t| {
+                    if !self.flows_on.capacity(t).is_finite() {
+                        return;
                     }
                     let e = &mut sc.stage[t as usize];
                     e.residual -= rate;
@@ -194,7 +194,7 @@ impl FlowSystem {
                             sc.marks.push(Reverse(Mark::new(e.cand, MarkKind::Fill, t)));
                         }
                     }
-                }
+                });
             }
         }
         for &s in &sc.stages {
