@@ -63,10 +63,33 @@ impl IndexedHeap {
         self.pos[item as usize] = ABSENT;
         let last = self.heap.pop().expect("a present item is in the heap");
         if p < self.heap.len() {
-            self.heap[p] = last;
-            self.pos[last.1 as usize] = p as u32;
-            self.down(p);
-            self.up(p);
+            // The last entry belongs near the bottom: the hole goes down to
+            // a leaf by the lesser child (one compare a level), and the
+            // entry rises from there.
+            let leaf = self.hole_to_leaf(p);
+            self.heap[leaf] = last;
+            self.up(leaf);
+        }
+    }
+
+    /// Moves the entry at `p` out and the hole down to a leaf, each step
+    /// lifting the lesser child into it; returns the leaf.
+    fn hole_to_leaf(&mut self, mut p: usize) -> usize {
+        let n = self.heap.len();
+        loop {
+            let l = 2 * p + 1;
+            if l >= n {
+                return p;
+            }
+            let r = l + 1;
+            let c = if r < n && less(self.heap[r].0, self.heap[l].0) {
+                r
+            } else {
+                l
+            };
+            self.heap[p] = self.heap[c];
+            self.pos[self.heap[p].1 as usize] = p as u32;
+            p = c;
         }
     }
 
