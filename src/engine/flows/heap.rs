@@ -70,6 +70,18 @@ impl IndexedHeap {
         }
     }
 
+    /// Gives every item the key `key(item)`, then restores the heap order
+    /// in one pass (Floyd's): for a solve that moves every flow's end.
+    pub(super) fn rekey_all(&mut self, mut key: impl FnMut(u32) -> Key) {
+        for place in &mut self.heap {
+            place.0 = key(place.1);
+            debug_assert!(!place.0.0.is_nan(), "a heap key is not NaN");
+        }
+        for p in (0..self.heap.len() / 2).rev() {
+            self.down(p);
+        }
+    }
+
     /// The least item and its key.
     pub(super) fn peek(&self) -> Option<(u32, Key)> {
         self.heap.first().map(|&(key, it)| (it, key))

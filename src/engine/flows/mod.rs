@@ -1,13 +1,15 @@
 //! The flow solver: jobs ("flows") that hold several shared `ps` stages at
 //! once, with rates set by the program's `share` policy (spec §6.4, RFC #118).
 //!
-//! A flow keeps its remaining work as of the last time its rate changed
-//! (`t_mark`) and is advanced lazily: `remaining(now) = remaining − rate ×
-//! (now − t_mark)`. Its end is `t_mark + remaining / rate`, computed once when
-//! the rate changes, so flows that the hand derivation ends together get the
-//! same end by the same arithmetic; a remainder that rounding takes to zero
-//! or below is zero, and any above it is kept, however small (as 0.1.0
-//! keeps one of 1e-13 of the work).
+//! A flow keeps its remaining work as of the last solve (`t_mark`):
+//! `remaining(now) = remaining − rate × (now − t_mark)`. Every solve
+//! advances every live flow to `now`, whether or not its rate changed, and
+//! gives it the end `now + remaining / rate`, as 0.1.0 does: the end is the
+//! chain of remainders over every solve of the flow's life, so it lies an
+//! ulp or two from `start + work / rate`, and which of two events at one
+//! instant goes first follows the reference's rounding. A remainder that
+//! rounding takes to zero or below is zero, and any above it is kept,
+//! however small (as 0.1.0 keeps one of 1e-13 of the work).
 //!
 //! Invariants (after every [`FlowSystem::solve`], property-tested):
 //! * for every stage `s`, `Σ rate(f on s) ≤ φ_s` (relative `1e-9`);
@@ -610,7 +612,7 @@ impl FlowSystem {
     }
 
     /// Re-solves the rates after the starts and finishes since the last
-    /// solve, at `now`: flows whose rate changes are advanced to `now` first.
+    /// solve, at `now`: every flow is advanced to `now` and gets its end anew.
     pub fn solve(&mut self, now: f64) {
         self.solves = self.solves.wrapping_add(1);
         if self.solves == 0 {
@@ -637,7 +639,31 @@ impl FlowSystem {
         self.started.clear();
         self.seeds.clear();
         self.apply(now);
+        self.advance(now);
         self.settle_loads();
+    }
+
+    /// Advances every flow of positive rate to `now` and gives it its end
+    /// anew (idempotent for the flows [`FlowSystem::apply`] just advanced).
+    /// 0.1.0 does so at every solve, also for a flow in another component:
+    /// a flow of work 30 at rate 30 from 0.4, another flow starting at
+    /// 0.6000000000000001, ends at 1.4000000000000001, not at 1.4, and so
+    /// after an engine's iteration that ends at 1.4.
+    fn advance(&mut self, now: f64) {
+        let flows = &mut self.flows;
+        let entries = &self.entries;
+        self.ends.rekey_all(|i| {
+            let f = &mut flows[i as usize];
+            let rate = entries[i as usize].rate;
+            f.remaining = f.remaining_at(rate, now);
+            f.t_mark = now;
+            let end = if rate == f64::INFINITY || f.remaining == 0.0 {
+                now
+            } else {
+                now + f.remaining / rate
+            };
+            (end, f.order)
+        });
     }
 
     /// The flow with the earliest end, ties to the one started first, as

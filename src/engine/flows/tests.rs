@@ -235,3 +235,27 @@ fn by_size_switches_to_replay_past_its_limit_and_back_after_the_hold() {
     assert!(!replayed(&sys, 0));
     assert_eq!((sys.rate(a), sys.rate(c)), (0.5, 0.5));
 }
+
+#[test]
+fn every_solve_advances_every_flow_as_the_reference_does() {
+    // Flow a (work 30 on stage 0, ps(30)) from 0.4; flow b starts on
+    // stage 1, another component, at 0.2 + 0.2 + 0.2 = 0.6000000000000001.
+    // a's rate stays 30, but the solve at b's start advances it: 30 −
+    // 30 × 0.20000000000000007 = 24, so a ends at 0.6000000000000001 +
+    // 24 / 30 = 1.4000000000000001 (pyserq 0.1.0), not at 0.4 + 30 / 30 =
+    // 1.4, which would go before an engine's iteration ending at 1.4.
+    let t_b = 0.2 + 0.2 + 0.2;
+    assert_eq!(t_b, 0.6000000000000001);
+    for policy in [Share::MaxMin, Share::Bottleneck] {
+        for solver in SOLVERS {
+            let mut sys = FlowSystem::with_solver(vec![30.0, 30.0], policy, solver);
+            let a = sys.start(0.4, &[0], 30.0, 1);
+            sys.solve(0.4);
+            assert_eq!(sys.next_end(), Some((1.4, a)));
+            sys.start(t_b, &[1], 30.0, 2);
+            sys.solve(t_b);
+            assert_eq!(sys.next_end(), Some((1.4000000000000001, a)));
+            assert_eq!(sys.remaining(a, t_b), 24.0);
+        }
+    }
+}
