@@ -259,3 +259,35 @@ fn every_solve_advances_every_flow_as_the_reference_does() {
         }
     }
 }
+
+#[test]
+fn a_long_flow_replays_every_solve_of_its_life_across_trims() {
+    // Flow a (work 1000 at rate 3 on stage 0) lives through 300 solves of
+    // short flows on stage 1 (more than the 2 × live + 64 solve times the
+    // system keeps, so it trims); its remaining work and end are those of
+    // advancing it at every solve, step by step, as 0.1.0 does.
+    for policy in [Share::MaxMin, Share::Bottleneck] {
+        let mut sys = FlowSystem::new(vec![3.0, 7.0], policy);
+        let a = sys.start(0.0, &[0], 1000.0, 0);
+        sys.solve(0.0);
+        let (mut rem, mut t) = (1000.0_f64, 0.0_f64);
+        let mut now = 0.0_f64;
+        for k in 0..300u64 {
+            now += 0.013 + 0.001 * (k % 7) as f64;
+            let b = sys.start(now, &[1], 0.01, k + 1);
+            sys.solve(now);
+            rem -= 3.0 * (now - t);
+            t = now;
+            assert_eq!(sys.remaining(a, now), rem);
+            // b (rate 7) ends first; finishing it is one more solve.
+            let (end, id) = sys.next_end().expect("b is running");
+            assert_eq!(id, b);
+            sys.finish(end, b);
+            sys.solve(end);
+            rem -= 3.0 * (end - t);
+            t = end;
+            now = end;
+        }
+        assert_eq!(sys.next_end(), Some((t + rem / 3.0, a)));
+    }
+}
