@@ -1,18 +1,23 @@
 //! The flow solver: jobs ("flows") that hold several shared `ps` stages at
 //! once, with rates set by the program's `share` policy (spec §6.4, RFC #118).
 //!
-//! Every solve advances every live flow to its time, whether or not its
-//! rate changed (`remaining −= rate × (now − t_mark)`), and gives it the
-//! end `now + remaining / rate`, as 0.1.0 does: the end is the chain of
-//! remainders over every solve of the flow's life, an ulp or two from
-//! `start + work / rate`, and which of two events at one instant goes
-//! first follows the reference's rounding. A remainder that rounding takes
-//! to zero or below is zero, and any above it is kept, however small (as
-//! 0.1.0 keeps one of 1e-13 of the work). The advance is lazy: the system
-//! keeps the times of the solves since the oldest one a flow's `remaining`
-//! is as of, and a flow replays them, step by step, when its rate changes,
-//! when its work is read, and when its end may be the next (an end heap key
-//! older than the last solve is within [`drift`] of the flow's true end).
+//! A solve of a system of at most [`EVERY_FLOW_LIMIT`] live flows advances
+//! every live flow to its time, whether or not its rate changed
+//! (`remaining −= rate × (now − t_mark)`), and gives it the end `now +
+//! remaining / rate`, as 0.1.0 does: the end is the chain of remainders
+//! over every such solve of the flow's life, an ulp or two from `start +
+//! work / rate`, and which of two events at one instant goes first follows
+//! the reference's rounding. A solve of a larger system advances only the
+//! flows whose rate it changes, so that it costs what it touches; an end
+//! then lies a few ulps from 0.1.0's, which decides nothing but exact ties,
+//! and those do not arise among thousands of flows of random work (see
+//! docs/development.md). A remainder that rounding takes to zero or below
+//! is zero, and any above it is kept, however small (as 0.1.0 keeps one of
+//! 1e-13 of the work). The advance is lazy: the system keeps the times of
+//! the advancing solves since the oldest one a flow's `remaining` is as of,
+//! and a flow replays them, step by step, when its rate changes, when its
+//! work is read, and when its end may be the next (an end heap key older
+//! than the last solve is within [`drift`] of the flow's true end).
 //!
 //! Invariants (after every [`FlowSystem::solve`], property-tested):
 //! * for every stage `s`, `Σ rate(f on s) ≤ φ_s` (relative `1e-9`);
@@ -107,6 +112,13 @@ pub const FILL_LIMIT: u32 = 16;
 /// For how many solves a [`MaxMinSolver::BySize`] probe that found a large
 /// component is believed.
 const LARGE_HOLD: u32 = 1024;
+
+/// The most live flows a solve advances all of, as 0.1.0 advances every
+/// flow at every solve: up to here the lazy replay costs a fraction of a
+/// solve; past it the replay would cost a step per live flow a solve
+/// (randidx_1000_bottleneck 232 M → 529 M instructions), where the
+/// incremental update costs what it touches.
+pub const EVERY_FLOW_LIMIT: usize = 256;
 
 /// One flow slot: what the walk does not read (the walk's fields are in
 /// the flow's [`Entry`]).
@@ -514,6 +526,9 @@ pub struct FlowSystem {
     /// first): the step of a flow advanced to the solve before.
     solve_gaps: Vec<f64>,
     first_solve: u64,
+    /// Every live flow has applied the solves numbered below this one
+    /// (set when the times are trimmed; a flow starts with them applied).
+    all_advanced_to: u64,
     /// Slots of [`FlowSystem::exact_top`]'s near-top keys, reused.
     near: Vec<u32>,
     /// Flows started since the last solve.
@@ -568,6 +583,7 @@ impl FlowSystem {
             solve_times: Vec::new(),
             solve_gaps: Vec::new(),
             first_solve: 0,
+            all_advanced_to: 0,
             near: Vec::new(),
             started: Vec::new(),
             seeds: Vec::new(),
@@ -682,16 +698,20 @@ impl FlowSystem {
     }
 
     /// Re-solves the rates after the starts and finishes since the last
-    /// solve, at `now`: every flow is advanced to `now` and gets its end anew.
+    /// solve, at `now`: every flow of a system of at most
+    /// [`EVERY_FLOW_LIMIT`] is advanced to `now` and gets its end anew (see
+    /// the module's comment); in a larger one, every flow whose rate changes.
     pub fn solve(&mut self, now: f64) {
         self.solves = self.solves.wrapping_add(1);
         if self.solves == 0 {
             self.large_until.iter_mut().for_each(|u| *u = 0);
             self.solves = 1;
         }
-        let gap = self.solve_times.last().map_or(0.0, |&t| now - t);
-        self.solve_times.push(now);
-        self.solve_gaps.push(gap);
+        if self.handles.len() <= EVERY_FLOW_LIMIT {
+            let gap = self.solve_times.last().map_or(0.0, |&t| now - t);
+            self.solve_times.push(now);
+            self.solve_gaps.push(gap);
+        }
         self.scratch.begin(self.capacity.len(), &mut self.entries);
         let touched = self.load_pending.len();
         match (self.policy, self.solver) {
@@ -712,8 +732,12 @@ impl FlowSystem {
         self.started.clear();
         self.seeds.clear();
         self.apply(now);
-        self.exact_top();
-        self.trim_solve_times();
+        // While no flow is behind the last advancing solve, the heap's keys
+        // are the flows' ends.
+        if self.next_solve() != self.all_advanced_to {
+            self.exact_top();
+            self.trim_solve_times();
+        }
         self.settle_loads();
     }
 
@@ -783,10 +807,13 @@ impl FlowSystem {
     }
 
     /// Keeps the solve times few: once they outnumber the live flows twice
-    /// (and 64), every flow is advanced to the last solve (the steps it
-    /// would replay later anyway) and only the last time is kept.
+    /// (and 64), or once the system has grown past [`EVERY_FLOW_LIMIT`]
+    /// (whose solves add none), every flow is advanced to the last
+    /// advancing solve (the steps it would replay later anyway) and only
+    /// that solve's time is kept.
     fn trim_solve_times(&mut self) {
-        if self.solve_times.len() <= 2 * self.handles.len() + 64 {
+        let live = self.handles.len();
+        if live <= EVERY_FLOW_LIMIT && self.solve_times.len() <= 2 * live + 64 {
             return;
         }
         for k in 0..self.flows.len() {
@@ -808,6 +835,7 @@ impl FlowSystem {
         self.solve_times.push(last);
         self.solve_gaps.clear();
         self.solve_gaps.push(0.0);
+        self.all_advanced_to = self.next_solve();
     }
 
     /// The flow with the earliest end, ties to the one started first, as
@@ -950,6 +978,11 @@ impl FlowSystem {
             self.catch_up(i);
             let e = &mut self.entries[i as usize];
             let f = &mut self.flows[i as usize];
+            // To `now`: a no-op after a solve that advanced every flow
+            // (`t_mark` is `now`), the advance of this one after one that
+            // did not.
+            f.remaining = f.remaining_at(e.rate, now);
+            f.t_mark = now;
             e.rate = rate;
             if rate > 0.0 {
                 let end = if rate == f64::INFINITY || f.remaining == 0.0 {

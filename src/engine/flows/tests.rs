@@ -261,6 +261,35 @@ fn every_solve_advances_every_flow_as_the_reference_does() {
 }
 
 #[test]
+fn a_solve_of_a_large_system_advances_only_the_flows_it_changes() {
+    // As above, but with EVERY_FLOW_LIMIT long flows (work 1e6 on stages
+    // of their own, ps(1): they end at 1e6) beside a: at b's start the
+    // system holds more than the limit, so the solve leaves a alone (its
+    // rate does not change) and a still ends at 0.4 + 30 / 30 = 1.4.
+    let t_b = 0.2 + 0.2 + 0.2;
+    let n = super::EVERY_FLOW_LIMIT;
+    for policy in [Share::MaxMin, Share::Bottleneck] {
+        for solver in SOLVERS {
+            let mut capacity = vec![30.0, 30.0];
+            capacity.extend(std::iter::repeat_n(1.0, n));
+            let mut sys = FlowSystem::with_solver(capacity, policy, solver);
+            for k in 0..n {
+                sys.start(0.0, &[2 + k as u32], 1e6, 100 + k as u64);
+            }
+            sys.solve(0.0);
+            let a = sys.start(0.4, &[0], 30.0, 1);
+            sys.solve(0.4);
+            assert_eq!(sys.next_end(), Some((1.4, a)));
+            sys.start(t_b, &[1], 30.0, 2);
+            sys.solve(t_b);
+            assert_eq!(sys.next_end(), Some((1.4, a)));
+            // 30 − 30 × (0.6000000000000001 − 0.4) in one step.
+            assert_eq!(sys.remaining(a, t_b), 30.0 - 30.0 * (t_b - 0.4));
+        }
+    }
+}
+
+#[test]
 fn a_long_flow_replays_every_solve_of_its_life_across_trims() {
     // Flow a (work 1000 at rate 3 on stage 0) lives through 300 solves of
     // short flows on stage 1 (more than the 2 × live + 64 solve times the
