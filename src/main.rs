@@ -228,7 +228,7 @@ struct SetArgs {
     sets: Vec<(String, f64)>,
     /// Replace the body of the expression definition NAME by EXPR
     /// (repeatable), its parameters bound as before. Only for source
-    /// programs. Example: --def 'step_time(n)=0.01 + 0.0002 * n'
+    /// programs. Example: --def 'step_time=0.01 + 0.0002 * n'
     #[arg(long = "def", value_name = "NAME=EXPR", value_parser = parse_def)]
     defs: Vec<(String, String)>,
 }

@@ -14,13 +14,13 @@ use std::cell::Cell;
 use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
-use super::code::{Code, Expr, ctx_index};
+use super::code::{Code, Expr, Stmt, ctx_index};
 use super::eval::Moment;
 use super::interface::RunError;
 use super::kv::Owner;
 use super::serving::cache::{Entry, room};
 use super::serving::position::cached_units;
-use super::session::Wait;
+use super::session::{Lease, Wait};
 use super::sim::{Outside, OutsideAttrs, RunStream, Sim, lost};
 use super::stage::{Service, join};
 use crate::ir::Ctx;
@@ -117,6 +117,25 @@ pub fn kept_units(
         Some(l) => cached_units(l, ran, position, allocation, sim.kv.block[p]),
         None => 0.0,
     }
+}
+
+/// What the end of `lease` (its time, a `release`, its session's end)
+/// keeps: its hold's `cache (ℓ)` read now, as 0.1.0 reads it (`set p =
+/// 30` after a body of `cache (p)` that computed 40 keeps 28), bounded by
+/// the hold's state when its body ended.
+pub fn lease_kept(code: &Code, sim: &mut Sim, e: Entity, lease: &Lease) -> Result<f64, RunError> {
+    let Stmt::Hold { cache: Some(x), .. } = &code.blocks[lease.at.0][lease.at.1] else {
+        return Ok(0.0);
+    };
+    let l = sim.eval_in(e, lease.at, x)?;
+    Ok(kept_units(
+        sim,
+        lease.pool as usize,
+        Some(l),
+        lease.ran,
+        lease.position,
+        lease.units,
+    ))
 }
 
 /// `drop p;`: the session's live entry in p goes.

@@ -7,7 +7,7 @@
 use bevy_ecs::entity::EntityIndex;
 
 use super::admit::admission_pass;
-use super::caching::keep;
+use super::caching::{keep, lease_kept};
 use super::code::Code;
 use super::interface::RunError;
 use super::sim::Sim;
@@ -35,7 +35,8 @@ pub fn end_lease(code: &Code, sim: &mut Sim, index: u32, id: u64) -> Result<(), 
     };
     let lease = d.leases.remove(k);
     sim.give_back(e, lease.pool, lease.units);
-    keep(code, sim, e, lease.pool as usize, lease.cache)?;
+    let kept = lease_kept(code, sim, e, &lease)?;
+    keep(code, sim, e, lease.pool as usize, kept)?;
     admission_pass(code, sim)?;
     Ok(())
 }

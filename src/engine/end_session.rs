@@ -13,7 +13,7 @@
 use bevy_ecs::prelude::*;
 
 use super::arrive::create_session;
-use super::caching::{freeze_owner, keep, kept_units};
+use super::caching::{freeze_owner, keep, kept_units, lease_kept};
 use super::code::{Code, Stmt};
 use super::interface::RunError;
 use super::sim::{Sim, lost};
@@ -79,7 +79,8 @@ pub fn end_closed_session(
         }
         for lease in leases.drain(..) {
             sim.give_back(e, lease.pool, lease.units);
-            keep(code, sim, e, lease.pool as usize, lease.cache)?;
+            let kept = lease_kept(code, sim, e, &lease)?;
+            keep(code, sim, e, lease.pool as usize, kept)?;
         }
         if code.caching {
             freeze_owner(code, sim, e)?;

@@ -10,7 +10,7 @@ use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
 use super::admit::{Grant, admission_pass, resume_grow, rounded, units_of};
-use super::caching::{keep, kept_units};
+use super::caching::{keep, kept_units, lease_kept};
 use super::code::{Code, Expr, Member, Stmt};
 use super::end_session::end_session;
 use super::eval::{member, member_at};
@@ -177,13 +177,14 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
         let id = sim.observed.next_lease;
         sim.observed.next_lease += 1;
         let h = hold.pools[*i];
-        let kept = kept_units(sim, h.pool as usize, cache, hold.ran, h.position, h.units);
         if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
             dealings.get().leases.push(Lease {
                 id,
                 pool: h.pool,
                 units: h.units,
-                cache: kept,
+                at: hold.at,
+                ran: hold.ran,
+                position: h.position,
             });
         }
         if t <= 0.0 {
@@ -296,7 +297,8 @@ pub fn release(
     if let Some(k) = leases.iter().position(|l| l.pool == p) {
         let lease = leases.remove(k);
         sim.give_back(e, p, lease.units);
-        keep(code, sim, e, p as usize, lease.cache)?;
+        let kept = lease_kept(code, sim, e, &lease)?;
+        keep(code, sim, e, p as usize, kept)?;
         admission_pass(code, sim)?;
     }
     Ok(())

@@ -150,9 +150,13 @@ pub struct Lease {
     pub pool: u32,
     /// Units.
     pub units: f64,
-    /// What its end caches (its hold's `cache` clause, read when the hold
-    /// ended), 0 for none.
-    pub cache: f64,
+    /// Its hold statement: its `cache` clause is read when the lease ends
+    /// (as 0.1.0 reads it), bounded by the state below.
+    pub at: (usize, usize),
+    /// Whether the hold ran `growing` or `load` (it caches its position).
+    pub ran: bool,
+    /// The hold's position on the pool when its body ended.
+    pub position: f64,
 }
 
 /// A waiting hold's amounts in one pool: the units it takes (rounded up

@@ -281,6 +281,11 @@ pub struct Ps {
     v: f64,
     tlast: f64,
     phi: f64,
+    /// The jobs present at the last issue: with φ, the rate virtual time
+    /// runs at until the next issue, also after a job joined or left that
+    /// the settle's walk had passed (0.1.0: a spill's job joining after the
+    /// walk slows nobody until the next issue).
+    n: f64,
     jobs: BinaryHeap<PsJob>,
     order: u64,
 }
@@ -288,17 +293,15 @@ pub struct Ps {
 impl Ps {
     /// Moves virtual time to `now` at the rate φ/n fixed at the last issue.
     fn advance(&mut self, now: f64) {
-        let n = self.jobs.len();
-        if n > 0 && now > self.tlast {
-            self.v += (now - self.tlast) * self.phi / n as f64;
+        if self.n > 0.0 && now > self.tlast {
+            self.v += (now - self.tlast) * self.phi / self.n;
         }
         self.tlast = now;
     }
 
     fn remaining(&self, now: f64) -> f64 {
-        let n = self.jobs.len();
-        let v = if n > 0 && now > self.tlast {
-            self.v + (now - self.tlast) * self.phi / n as f64
+        let v = if self.n > 0.0 && now > self.tlast {
+            self.v + (now - self.tlast) * self.phi / self.n
         } else {
             self.v
         };
@@ -347,6 +350,7 @@ impl Service {
                 v: 0.0,
                 tlast: 0.0,
                 phi: 0.0,
+                n: 0.0,
                 jobs: BinaryHeap::new(),
                 order: 0,
             })),
@@ -772,6 +776,7 @@ pub fn issue_ps_finish(
     };
     ps.advance(now);
     ps.phi = phi;
+    ps.n = ps.jobs.len() as f64;
     *live += 1;
     if let Some(head) = ps.jobs.peek()
         && phi > 0.0

@@ -3,7 +3,10 @@
 implementation (pyserq 0.1.0), every field of the two reports compared.
 
 usage: /work/main/.venv-ref/bin/python tools/serving/diff.py [--serq CMD]
-       [--timeout S] FILE.sq ...
+       [--timeout S] [--set NAME=VALUE ...] [--def NAME=EXPR ...] FILE.sq ...
+
+`--set` and `--def` are given to both sides: serq's flags of the same
+names, the reference's `compile(sets=..., defs=...)`.
 
 For a deterministic program (regen.py's test) every field the reference
 reports is compared within 1e-9 (absolute or relative), `events` and
@@ -30,6 +33,47 @@ TOL = 1e-9
 SKIP = {"events", "seed"}
 
 
+def evaluate(path, sets, defs, answer):
+    """regen.evaluate with the `let` and `def` overrides, in a child."""
+    os.environ["RUST_BACKTRACE"] = "0"
+    import pyserq
+
+    try:
+        result = pyserq.run(pyserq.compile(path, sets=sets, defs=defs))
+    except Exception as exc:
+        answer.put(("error", str(exc)))
+        return
+    except BaseException as exc:
+        answer.put(("panic", str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
+        return
+    report = json.loads(result.json())
+    samples = {name: sorted(float(v) for v in result.observe(name).samples)
+               for name in report.get("observes", {})}
+    answer.put(("ok", report, samples))
+
+
+def run_reference(path, sets, defs, timeout):
+    """('ok', report, samples), ('error', msg), ('panic', msg) or ('hang', msg)."""
+    if not sets and not defs:
+        return regen.run_child(path, None, timeout)
+    import multiprocessing
+    import queue
+
+    answer = multiprocessing.Queue()
+    child = multiprocessing.Process(target=evaluate, args=(path, sets, defs, answer))
+    child.start()
+    try:
+        outcome = answer.get(timeout=timeout)
+    except queue.Empty:
+        outcome = None
+    if outcome is None:
+        child.kill()
+        child.join()
+        return ("hang", "no answer within %g s" % timeout)
+    child.join()
+    return outcome
+
+
 def close(e, a):
     if e is None:
         return a is None or (isinstance(a, float) and math.isnan(a))
@@ -40,6 +84,8 @@ def close(e, a):
         return d <= TOL or d <= TOL * max(abs(e), abs(a))
     if isinstance(e, str) and e in ("inf", "-inf") and a is None:
         return True
+    if isinstance(e, float) and not math.isfinite(e) and a is None:
+        return True  # serq prints a non-finite sample as null
     return e == a
 
 
@@ -87,12 +133,25 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--serq", default="target/release/serq")
     ap.add_argument("--timeout", type=float, default=30.0)
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="replace a `let` constant on both sides (repeatable)")
+    ap.add_argument("--def", dest="defs", action="append", default=[], metavar="NAME=EXPR",
+                    help="replace an expression definition's body on both sides (repeatable)")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
+    sets = {}
+    for item in args.set:
+        name, _, value = item.partition("=")
+        sets[name.strip()] = float(value)
+    defs = {}
+    for item in args.defs:
+        head, _, body = item.partition("=")
+        defs[head.split("(")[0].strip()] = body
+    flags = sum((["--set", x] for x in args.set), []) + sum((["--def", x] for x in args.defs), [])
     bad = 0
     for path in args.files:
-        ref = regen.run_child(path, None, args.timeout)
-        p = subprocess.run(shlex.split(args.serq) + ["run", "--json", "--samples", path],
+        ref = run_reference(path, sets, defs, args.timeout)
+        p = subprocess.run(shlex.split(args.serq) + ["run", "--json", "--samples"] + flags + [path],
                            capture_output=True, text=True, timeout=120)
         out = []
         if ref[0] != "ok" or p.returncode != 0:
@@ -114,8 +173,10 @@ def main():
         else:
             walk(report, act, "report", out)
             for name, vals in samples.items():
-                got = sorted(float("inf") if v is None else v for v in act.get("observes", {}).get(name, {}).get("samples") or [])
-                if len(got) != len(vals) or not all(close(x, y) for x, y in zip(vals, got)):
+                raw = act.get("observes", {}).get(name, {}).get("samples") or []
+                got = sorted(v for v in raw if v is not None) + [None] * sum(v is None for v in raw)
+                want = sorted(v for v in vals if math.isfinite(v)) + [v for v in vals if not math.isfinite(v)]
+                if len(got) != len(vals) or not all(close(x, y) for x, y in zip(want, got)):
                     out.append("samples.%s differ (%d vs %d)" % (name, len(vals), len(got)))
         if out:
             bad += 1

@@ -93,6 +93,39 @@ impl IndexedHeap {
         }
     }
 
+    /// Gives every item the key `key(item)`, then restores the heap order
+    /// in one pass (Floyd's): for a solve that moves every flow's end.
+    pub(super) fn rekey_all(&mut self, mut key: impl FnMut(u32) -> Key) {
+        for place in &mut self.heap {
+            place.0 = key(place.1);
+            debug_assert!(!place.0.0.is_nan(), "a heap key is not NaN");
+        }
+        for p in (0..self.heap.len() / 2).rev() {
+            self.down(p);
+        }
+    }
+
+    /// Appends to `out` every item whose key's time is at most `bound`
+    /// (a walk down from the root that stops at a larger key).
+    pub(super) fn keys_up_to(&self, bound: f64, out: &mut Vec<u32>) {
+        let start = out.len();
+        if self.heap.first().is_some_and(|&(key, _)| key.0 <= bound) {
+            out.push(0);
+        }
+        // `out[start..]` holds places first, turned into items as they are visited.
+        let mut k = start;
+        while k < out.len() {
+            let p = out[k] as usize;
+            out[k] = self.heap[p].1;
+            for c in [2 * p + 1, 2 * p + 2] {
+                if c < self.heap.len() && self.heap[c].0.0 <= bound {
+                    out.push(c as u32);
+                }
+            }
+            k += 1;
+        }
+    }
+
     /// The least item and its key.
     pub(super) fn peek(&self) -> Option<(u32, Key)> {
         self.heap.first().map(|&(key, it)| (it, key))

@@ -1,13 +1,23 @@
 //! The flow solver: jobs ("flows") that hold several shared `ps` stages at
 //! once, with rates set by the program's `share` policy (spec §6.4, RFC #118).
 //!
-//! A flow keeps its remaining work as of the last time its rate changed
-//! (`t_mark`) and is advanced lazily: `remaining(now) = remaining − rate ×
-//! (now − t_mark)`. Its end is `t_mark + remaining / rate`, computed once when
-//! the rate changes, so flows that the hand derivation ends together get the
-//! same end by the same arithmetic; a remainder that rounding takes to zero
-//! or below is zero, and any above it is kept, however small (as 0.1.0
-//! keeps one of 1e-13 of the work).
+//! A solve of a system of at most [`EVERY_FLOW_LIMIT`] live flows advances
+//! every live flow to its time, whether or not its rate changed
+//! (`remaining −= rate × (now − t_mark)`), and gives it the end `now +
+//! remaining / rate`, as 0.1.0 does: the end is the chain of remainders
+//! over every such solve of the flow's life, an ulp or two from `start +
+//! work / rate`, and which of two events at one instant goes first follows
+//! the reference's rounding. A solve of a larger system advances only the
+//! flows whose rate it changes, so that it costs what it touches; an end
+//! then lies a few ulps from 0.1.0's, which decides nothing but exact ties,
+//! and those do not arise among thousands of flows of random work (see
+//! docs/development.md). A remainder that rounding takes to zero or below
+//! is zero, and any above it is kept, however small (as 0.1.0 keeps one of
+//! 1e-13 of the work). The advance is lazy: the system keeps the times of
+//! the advancing solves since the oldest one a flow's `remaining` is as of,
+//! and a flow replays them, step by step, when its rate changes, when its
+//! work is read, and when its end may be the next (an end heap key older
+//! than the last solve is within [`drift`] of the flow's true end).
 //!
 //! Invariants (after every [`FlowSystem::solve`], property-tested):
 //! * for every stage `s`, `Σ rate(f on s) ≤ φ_s` (relative `1e-9`);
@@ -103,6 +113,13 @@ pub const FILL_LIMIT: u32 = 16;
 /// component is believed.
 const LARGE_HOLD: u32 = 1024;
 
+/// The most live flows a solve advances all of, as 0.1.0 advances every
+/// flow at every solve: up to here the lazy replay costs a fraction of a
+/// solve; past it the replay would cost a step per live flow a solve
+/// (randidx_1000_bottleneck 232 M → 529 M instructions), where the
+/// incremental update costs what it touches.
+pub const EVERY_FLOW_LIMIT: usize = 256;
+
 /// One flow slot: what the walk does not read (the walk's fields are in
 /// the flow's [`Entry`]).
 #[derive(Clone, Debug, Default)]
@@ -113,8 +130,10 @@ struct Flow {
     id: FlowId,
     /// `pos[k]`: this flow's index in `flows_on[stages[k]]`.
     pos: SmallVec<[u32; 2]>,
-    work: f64,
-    /// Remaining work at `t_mark`.
+    /// The first solve (numbered as [`FlowSystem::first_solve`]) not yet
+    /// applied to `remaining`.
+    k_mark: u64,
+    /// Remaining work at `t_mark`, after the solves before `k_mark`.
     remaining: f64,
     t_mark: f64,
     start: f64,
@@ -139,6 +158,57 @@ impl Flow {
         };
         if r <= 0.0 { 0.0 } else { r }
     }
+
+    /// `(remaining, t_mark)` after the solves at `times` (0.1.0's advance
+    /// at every solve, at `rate`, step by step: each step rounds); `gaps[k]`
+    /// is `times[k] − times[k − 1]` (`gaps[0]` is not read: the first step
+    /// is from `t_mark`). A remainder at or below zero stays so (each step
+    /// takes a product ≥ 0 off), so one clamp at the end is the clamp at
+    /// every step.
+    fn replayed(&self, rate: f64, times: &[f64], gaps: &[f64]) -> (f64, f64) {
+        let (Some(&first), Some(&last)) = (times.first(), times.last()) else {
+            return (self.remaining, self.t_mark);
+        };
+        if rate == f64::INFINITY {
+            return (0.0, last);
+        }
+        let mut r = self.remaining;
+        if rate > 0.0 {
+            r -= rate * (first - self.t_mark);
+            // Four steps a turn (in order: each subtraction rounds): the
+            // loop is most of a flow-heavy run's solves.
+            let mut quads = gaps[1..].chunks_exact(4);
+            for q in &mut quads {
+                r -= rate * q[0];
+                r -= rate * q[1];
+                r -= rate * q[2];
+                r -= rate * q[3];
+            }
+            for &gap in quads.remainder() {
+                r -= rate * gap;
+            }
+            if r <= 0.0 {
+                r = 0.0;
+            }
+        }
+        (r, last)
+    }
+
+    /// Its end after a catch-up to the solve at `t_mark`.
+    fn end(&self, rate: f64) -> f64 {
+        if rate == f64::INFINITY || self.remaining == 0.0 {
+            self.t_mark
+        } else {
+            self.t_mark + self.remaining / rate
+        }
+    }
+}
+
+/// A bound on how far the end of a flow that `steps` solves have not yet
+/// advanced may lie from its heap key `key`: each step rounds the
+/// remainder and the end by an ulp or so of the end's magnitude.
+fn drift(key: f64, steps: usize) -> f64 {
+    (steps as f64 + 2.0) * 16.0 * f64::EPSILON * key.abs().max(1.0)
 }
 
 /// A flow's entry for the solvers: what they read of it (its first two
@@ -484,8 +554,21 @@ pub struct FlowSystem {
     entries: Vec<Entry>,
     free: Vec<u32>,
     next_order: u64,
-    /// Flow ends: slot → (end, start order).
+    /// Flow ends: slot → (end, start order), each as of the flow's
+    /// `k_mark` (the top one as of the last solve).
     ends: IndexedHeap,
+    /// The times of the solves numbered `first_solve ..`: the last one's,
+    /// and those some flow has not yet applied.
+    solve_times: Vec<f64>,
+    /// `solve_gaps[k] = solve_times[k] − solve_times[k − 1]` (0 for the
+    /// first): the step of a flow advanced to the solve before.
+    solve_gaps: Vec<f64>,
+    first_solve: u64,
+    /// Every live flow has applied the solves numbered below this one
+    /// (set when the times are trimmed; a flow starts with them applied).
+    all_advanced_to: u64,
+    /// Slots of [`FlowSystem::exact_top`]'s near-top keys, reused.
+    near: Vec<u32>,
     /// Flows started since the last solve.
     started: Vec<FlowId>,
     /// `maxmin` incremental: (stage, level) from which a finish changed it.
@@ -529,6 +612,11 @@ impl FlowSystem {
             free: Vec::new(),
             next_order: 0,
             ends: IndexedHeap::default(),
+            solve_times: Vec::new(),
+            solve_gaps: Vec::new(),
+            first_solve: 0,
+            all_advanced_to: 0,
+            near: Vec::new(),
             started: Vec::new(),
             seeds: Vec::new(),
             load_pending: Vec::new(),
@@ -587,7 +675,7 @@ impl FlowSystem {
         flow.stages.clear();
         flow.stages.extend_from_slice(stages);
         flow.pos = pos;
-        flow.work = work;
+        flow.k_mark = self.first_solve + self.solve_times.len() as u64;
         flow.remaining = work;
         flow.t_mark = now;
         flow.start = now;
@@ -642,15 +730,21 @@ impl FlowSystem {
     }
 
     /// Re-solves the rates after the starts and finishes since the last
-    /// solve, at `now`: flows whose rate changes are advanced to `now` first.
+    /// solve, at `now`: every flow of a system of at most
+    /// [`EVERY_FLOW_LIMIT`] is advanced to `now` and gets its end anew (see
+    /// the module's comment); in a larger one, every flow whose rate changes.
     pub fn solve(&mut self, now: f64) {
         self.solves = self.solves.wrapping_add(1);
         if self.solves == 0 {
             self.large_until.iter_mut().for_each(|u| *u = 0);
             self.solves = 1;
         }
-        self.scratch
-            .begin(self.flows_on.stages(), &mut self.entries);
+        if self.handles.len() <= EVERY_FLOW_LIMIT {
+            let gap = self.solve_times.last().map_or(0.0, |&t| now - t);
+            self.solve_times.push(now);
+            self.solve_gaps.push(gap);
+        }
+        self.scratch.begin(self.flows_on.stages(), &mut self.entries);
         let touched = self.load_pending.len();
         match (self.policy, self.solver) {
             (Share::Bottleneck, _) => self.solve_bottleneck(touched),
@@ -670,7 +764,110 @@ impl FlowSystem {
         self.started.clear();
         self.seeds.clear();
         self.apply(now);
+        // While no flow is behind the last advancing solve, the heap's keys
+        // are the flows' ends.
+        if self.next_solve() != self.all_advanced_to {
+            self.exact_top();
+            self.trim_solve_times();
+        }
         self.settle_loads();
+    }
+
+    /// The number of the next solve: a flow with this `k_mark` is advanced
+    /// to the last.
+    fn next_solve(&self) -> u64 {
+        self.first_solve + self.solve_times.len() as u64
+    }
+
+    /// Advances slot `i` to the last solve, as 0.1.0 advances every flow at
+    /// every solve: a flow of work 30 at rate 30 from 0.4, with a solve at
+    /// 0.6000000000000001 (another flow's start, in any component), ends at
+    /// 1.4000000000000001, not at 1.4, so after an iteration ending at 1.4.
+    fn catch_up(&mut self, i: u32) {
+        let next = self.next_solve();
+        let f = &self.flows[i as usize];
+        if f.k_mark == next {
+            return;
+        }
+        let from = (f.k_mark - self.first_solve) as usize;
+        let (r, t) = f.replayed(
+            self.entries[i as usize].rate,
+            &self.solve_times[from..],
+            &self.solve_gaps[from..],
+        );
+        let f = &mut self.flows[i as usize];
+        f.remaining = r;
+        f.t_mark = t;
+        f.k_mark = next;
+    }
+
+    /// Makes the end heap's top the true next end: the top and every key
+    /// within [`drift`] of it are advanced to the last solve and re-keyed,
+    /// until the top is advanced and no key not advanced is that near.
+    fn exact_top(&mut self) {
+        let next = self.next_solve();
+        let steps = self.solve_times.len();
+        loop {
+            let Some((top, (key, _))) = self.ends.peek() else {
+                return;
+            };
+            if self.flows[top as usize].k_mark != next {
+                self.rekey_advanced(top);
+                continue;
+            }
+            let mut near = std::mem::take(&mut self.near);
+            near.clear();
+            self.ends.keys_up_to(key + drift(key, steps), &mut near);
+            near.retain(|&i| self.flows[i as usize].k_mark != next);
+            let done = near.is_empty();
+            for &i in &near {
+                self.rekey_advanced(i);
+            }
+            self.near = near;
+            if done {
+                return;
+            }
+        }
+    }
+
+    /// Advances slot `i` (in the end heap) and gives it its end anew.
+    fn rekey_advanced(&mut self, i: u32) {
+        self.catch_up(i);
+        let f = &self.flows[i as usize];
+        let end = f.end(self.entries[i as usize].rate);
+        self.ends.set(i, (end, f.order));
+    }
+
+    /// Keeps the solve times few: once they outnumber the live flows twice
+    /// (and 64), or once the system has grown past [`EVERY_FLOW_LIMIT`]
+    /// (whose solves add none), every flow is advanced to the last
+    /// advancing solve (the steps it would replay later anyway) and only
+    /// that solve's time is kept.
+    fn trim_solve_times(&mut self) {
+        let live = self.handles.len();
+        if live <= EVERY_FLOW_LIMIT && self.solve_times.len() <= 2 * live + 64 {
+            return;
+        }
+        for k in 0..self.flows.len() {
+            if self.handles.contains_key(self.flows[k].id) {
+                self.catch_up(k as u32);
+            }
+        }
+        let flows = &self.flows;
+        let entries = &self.entries;
+        self.ends.rekey_all(|i| {
+            (
+                flows[i as usize].end(entries[i as usize].rate),
+                flows[i as usize].order,
+            )
+        });
+        let last = *self.solve_times.last().expect("a solve pushed its time");
+        self.first_solve = self.next_solve() - 1;
+        self.solve_times.clear();
+        self.solve_times.push(last);
+        self.solve_gaps.clear();
+        self.solve_gaps.push(0.0);
+        self.all_advanced_to = self.next_solve();
     }
 
     /// The flow with the earliest end, ties to the one started first, as
@@ -696,8 +893,24 @@ impl FlowSystem {
         self.flows_on
             .on(s)
             .iter()
-            .map(|&f| self.flows[f as usize].remaining_at(self.entries[f as usize].rate, now))
+            .map(|&f| self.remaining_of(f, now))
             .sum()
+    }
+
+    /// The remaining work of slot `f` at `now`, advanced through the solves
+    /// it has not applied.
+    fn remaining_of(&self, f: u32, now: f64) -> f64 {
+        let flow = &self.flows[f as usize];
+        let rate = self.entries[f as usize].rate;
+        let from = (flow.k_mark - self.first_solve) as usize;
+        let (remaining, t_mark) =
+            flow.replayed(rate, &self.solve_times[from..], &self.solve_gaps[from..]);
+        Flow {
+            remaining,
+            t_mark,
+            ..Flow::default()
+        }
+        .remaining_at(rate, now)
     }
 
     /// Σ rates of the flows on `s` (utilisation is `load / φ_s`).
@@ -728,8 +941,7 @@ impl FlowSystem {
 
     /// The remaining work of `id` at `now`.
     pub fn remaining(&self, id: FlowId, now: f64) -> f64 {
-        let f = self.check(id) as usize;
-        self.flows[f].remaining_at(self.entries[f].rate, now)
+        self.remaining_of(self.check(id), now)
     }
 
     /// Whether `id` names a flow not yet finished.
@@ -795,7 +1007,12 @@ impl FlowSystem {
             if rate == e.rate {
                 continue;
             }
+            self.catch_up(i);
+            let e = &mut self.entries[i as usize];
             let f = &mut self.flows[i as usize];
+            // To `now`: a no-op after a solve that advanced every flow
+            // (`t_mark` is `now`), the advance of this one after one that
+            // did not.
             f.remaining = f.remaining_at(e.rate, now);
             f.t_mark = now;
             e.rate = rate;

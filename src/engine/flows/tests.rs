@@ -235,3 +235,88 @@ fn by_size_switches_to_replay_past_its_limit_and_back_after_the_hold() {
     assert!(!replayed(&sys, 0));
     assert_eq!((sys.rate(a), sys.rate(c)), (0.5, 0.5));
 }
+
+#[test]
+fn every_solve_advances_every_flow_as_the_reference_does() {
+    // Flow a (work 30 on stage 0, ps(30)) from 0.4; flow b starts on
+    // stage 1, another component, at 0.2 + 0.2 + 0.2 = 0.6000000000000001.
+    // a's rate stays 30, but the solve at b's start advances it: 30 −
+    // 30 × 0.20000000000000007 = 24, so a ends at 0.6000000000000001 +
+    // 24 / 30 = 1.4000000000000001 (pyserq 0.1.0), not at 0.4 + 30 / 30 =
+    // 1.4, which would go before an engine's iteration ending at 1.4.
+    let t_b = 0.2 + 0.2 + 0.2;
+    assert_eq!(t_b, 0.6000000000000001);
+    for policy in [Share::MaxMin, Share::Bottleneck] {
+        for solver in SOLVERS {
+            let mut sys = FlowSystem::with_solver(vec![30.0, 30.0], policy, solver);
+            let a = sys.start(0.4, &[0], 30.0, 1);
+            sys.solve(0.4);
+            assert_eq!(sys.next_end(), Some((1.4, a)));
+            sys.start(t_b, &[1], 30.0, 2);
+            sys.solve(t_b);
+            assert_eq!(sys.next_end(), Some((1.4000000000000001, a)));
+            assert_eq!(sys.remaining(a, t_b), 24.0);
+        }
+    }
+}
+
+#[test]
+fn a_solve_of_a_large_system_advances_only_the_flows_it_changes() {
+    // As above, but with EVERY_FLOW_LIMIT long flows (work 1e6 on stages
+    // of their own, ps(1): they end at 1e6) beside a: at b's start the
+    // system holds more than the limit, so the solve leaves a alone (its
+    // rate does not change) and a still ends at 0.4 + 30 / 30 = 1.4.
+    let t_b = 0.2 + 0.2 + 0.2;
+    let n = super::EVERY_FLOW_LIMIT;
+    for policy in [Share::MaxMin, Share::Bottleneck] {
+        for solver in SOLVERS {
+            let mut capacity = vec![30.0, 30.0];
+            capacity.extend(std::iter::repeat_n(1.0, n));
+            let mut sys = FlowSystem::with_solver(capacity, policy, solver);
+            for k in 0..n {
+                sys.start(0.0, &[2 + k as u32], 1e6, 100 + k as u64);
+            }
+            sys.solve(0.0);
+            let a = sys.start(0.4, &[0], 30.0, 1);
+            sys.solve(0.4);
+            assert_eq!(sys.next_end(), Some((1.4, a)));
+            sys.start(t_b, &[1], 30.0, 2);
+            sys.solve(t_b);
+            assert_eq!(sys.next_end(), Some((1.4, a)));
+            // 30 − 30 × (0.6000000000000001 − 0.4) in one step.
+            assert_eq!(sys.remaining(a, t_b), 30.0 - 30.0 * (t_b - 0.4));
+        }
+    }
+}
+
+#[test]
+fn a_long_flow_replays_every_solve_of_its_life_across_trims() {
+    // Flow a (work 1000 at rate 3 on stage 0) lives through 300 solves of
+    // short flows on stage 1 (more than the 2 × live + 64 solve times the
+    // system keeps, so it trims); its remaining work and end are those of
+    // advancing it at every solve, step by step, as 0.1.0 does.
+    for policy in [Share::MaxMin, Share::Bottleneck] {
+        let mut sys = FlowSystem::new(vec![3.0, 7.0], policy);
+        let a = sys.start(0.0, &[0], 1000.0, 0);
+        sys.solve(0.0);
+        let (mut rem, mut t) = (1000.0_f64, 0.0_f64);
+        let mut now = 0.0_f64;
+        for k in 0..300u64 {
+            now += 0.013 + 0.001 * (k % 7) as f64;
+            let b = sys.start(now, &[1], 0.01, k + 1);
+            sys.solve(now);
+            rem -= 3.0 * (now - t);
+            t = now;
+            assert_eq!(sys.remaining(a, now), rem);
+            // b (rate 7) ends first; finishing it is one more solve.
+            let (end, id) = sys.next_end().expect("b is running");
+            assert_eq!(id, b);
+            sys.finish(end, b);
+            sys.solve(end);
+            rem -= 3.0 * (end - t);
+            t = end;
+            now = end;
+        }
+        assert_eq!(sys.next_end(), Some((t + rem / 3.0, a)));
+    }
+}
