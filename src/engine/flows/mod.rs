@@ -744,7 +744,8 @@ impl FlowSystem {
             self.solve_times.push(now);
             self.solve_gaps.push(gap);
         }
-        self.scratch.begin(self.flows_on.stages(), &mut self.entries);
+        self.scratch
+            .begin(self.flows_on.stages(), &mut self.entries);
         let touched = self.load_pending.len();
         match (self.policy, self.solver) {
             (Share::Bottleneck, _) => self.solve_bottleneck(touched),
