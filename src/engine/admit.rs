@@ -302,6 +302,7 @@ fn enter_hold(
             Some(x) => x.1 += 1,
             None => d.holdings.push((h.pool, 1)),
         }
+        d.forgotten.retain(|&mut p| p != h.pool);
     }
     d.wait = Wait::None;
     d.admission = Some(admission);

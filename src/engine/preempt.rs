@@ -5,7 +5,8 @@
 //! queue to be admitted again, `computed` set to the position it reached.
 //!
 //! Invariants: a victim holds the pool in a hold frame (a lease is never
-//! a victim); for a pool that is some engine's `memory`, the victims are
+//! a victim) and no lease of it on the pool ended since its admission
+//! there (0.1.0 forgets that admission: `PoolDealings::forgotten`); for a pool that is some engine's `memory`, the victims are
 //! those engines' residents; the releases of a preemption run no
 //! admission pass (the victim, and anyone its releases would let in, is
 //! admitted at the next event's settle at the earliest).
@@ -36,12 +37,15 @@ pub struct Taken {
     pub resident: Option<(u32, f64, Mode, f64)>,
 }
 
-/// Whether session `e` holds pool member `p` in a hold frame.
+/// Whether session `e` holds pool member `p` in a hold frame and 0.1.0
+/// still knows its admission there (a lease of it on `p` that ended since
+/// makes it forget: the session is then no victim until admitted again).
 fn holds(sim: &Sim, e: Entity, p: u32) -> bool {
     sim.store.dealings.get(e).is_ok_and(|d| {
-        d.holds()
-            .iter()
-            .any(|h| h.pools.iter().any(|x| x.pool == p && !x.released))
+        d.0.as_deref().is_some_and(|d| !d.forgotten.contains(&p))
+            && d.holds()
+                .iter()
+                .any(|h| h.pools.iter().any(|x| x.pool == p && !x.released))
     })
 }
 

@@ -228,6 +228,10 @@ pub struct PoolDealings {
     pub wait: Wait,
     /// Its latest hold admission's number (spec §8.1 `admission`), if any.
     pub admission: Option<u64>,
+    /// Pools on which a lease of it ended since it was last admitted there:
+    /// 0.1.0 then forgets its admission there, so `preempt lifo` passes it
+    /// over (engine/preempt.rs).
+    pub forgotten: SmallVec<[u32; 2]>,
     /// The stage member of its latest job (a preemption looks there).
     pub at_stage: Option<u32>,
 }
@@ -240,6 +244,7 @@ impl PoolDealings {
         self.holdings.clear();
         self.wait = Wait::None;
         self.admission = None;
+        self.forgotten.clear();
         self.at_stage = None;
     }
 }
