@@ -42,8 +42,6 @@ pub struct Flows {
     pub free: Vec<Entity>,
     /// Scratch: the stages of the flow that is finishing.
     pub stages: SmallVec<[u32; 4]>,
-    /// φ of each stage (NaN for one not shared), as its `Service` has it.
-    pub phi: Vec<f64>,
     /// Each shared stage's utilisation, Σ rates / φ, set after every solve
     /// that moves the stage's load (kept here, not in the stage's
     /// `StageStats`, so that a solve's changed stages cost no entity fetch).
@@ -51,12 +49,11 @@ pub struct Flows {
 }
 
 impl Flows {
-    /// No flows yet, on stages of capacities `phi` (NaN for one not
-    /// shared), utilisations measured from `warmup`.
-    pub fn new(system: FlowSystem, phi: Vec<f64>, warmup: f64) -> Flows {
+    /// No flows yet on `stages` stages, utilisations measured from
+    /// `warmup`.
+    pub fn new(system: FlowSystem, stages: usize, warmup: f64) -> Flows {
         Flows {
-            util: vec![TimeAvg::new(warmup); phi.len()],
-            phi,
+            util: vec![TimeAvg::new(warmup); stages],
             system,
             changed: false,
             generation: 0,

@@ -122,8 +122,7 @@ fn issue_flows(sim: &mut Sim) -> Result<(), RunError> {
     flows.changed = false;
     flows.system.solve(now);
     for &s in flows.system.changed_stages() {
-        let s = s as usize;
-        flows.util[s].set(now, flows.system.load(s as u32) / flows.phi[s]);
+        flows.util[s as usize].set(now, flows.system.utilisation(s));
     }
     flows.generation += 1;
     flows.pending = None;

@@ -60,11 +60,11 @@ pub fn build(program: &ValidProgram) -> World {
         .zip(&shared)
         .map(|(s, &is_shared)| Service::new(&s.kind, is_shared))
         .collect();
-    let phi: Vec<f64> = services
+    let capacity = services
         .iter()
         .map(|s| s.shared_capacity().unwrap_or(f64::NAN))
         .collect();
-    let flows = FlowSystem::new(phi.clone(), prog.share.unwrap_or(Share::MaxMin));
+    let flows = FlowSystem::new(capacity, prog.share.unwrap_or(Share::MaxMin));
     let stages = world
         .spawn_batch(
             services
@@ -107,7 +107,7 @@ pub fn build(program: &ValidProgram) -> World {
         &prog.pools.iter().map(|p| p.block).collect::<Vec<_>>(),
         warmup,
     ));
-    world.insert_resource(Flows::new(flows, phi, warmup));
+    world.insert_resource(Flows::new(flows, prog.stages.len(), warmup));
     world.insert_resource(ChooseScratch::default());
     world.insert_resource(code);
     world

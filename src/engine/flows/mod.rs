@@ -919,6 +919,11 @@ impl FlowSystem {
         self.flows_on.load(s)
     }
 
+    /// `load(s) / φ_s`: the utilisation of stage `s`.
+    pub fn utilisation(&self, s: u32) -> f64 {
+        self.flows_on.load(s) / self.flows_on.capacity(s)
+    }
+
     /// The stages whose [`FlowSystem::load`] changed in the last solve, in
     /// the order the solve met them (deterministic; unsorted: the engine
     /// sets each one's utilisation on its own).

@@ -244,20 +244,38 @@ fn every_solve_advances_every_flow_as_the_reference_does() {
     // 30 × 0.20000000000000007 = 24, so a ends at 0.6000000000000001 +
     // 24 / 30 = 1.4000000000000001 (pyserq 0.1.0), not at 0.4 + 30 / 30 =
     // 1.4, which would go before an engine's iteration ending at 1.4.
-    let t_b = 0.2 + 0.2 + 0.2;
-    assert_eq!(t_b, 0.6000000000000001);
+    assert_eq!(T_B, 0.6000000000000001);
     for policy in [Share::MaxMin, Share::Bottleneck] {
         for solver in SOLVERS {
-            let mut sys = FlowSystem::with_solver(vec![30.0, 30.0], policy, solver);
-            let a = sys.start(0.4, &[0], 30.0, 1);
-            sys.solve(0.4);
-            assert_eq!(sys.next_end(), Some((1.4, a)));
-            sys.start(t_b, &[1], 30.0, 2);
-            sys.solve(t_b);
+            let (sys, a) = flow_a_then_b(policy, solver, 0);
             assert_eq!(sys.next_end(), Some((1.4000000000000001, a)));
-            assert_eq!(sys.remaining(a, t_b), 24.0);
+            assert_eq!(sys.remaining(a, T_B), 24.0);
         }
     }
+}
+
+/// When flow b starts: 0.2 + 0.2 + 0.2.
+const T_B: f64 = 0.2 + 0.2 + 0.2;
+
+/// Flow a (work 30 on stage 0, ps(30)) from 0.4, solved (it ends at 1.4),
+/// then flow b (work 30 on stage 1, ps(30)) from [`T_B`], solved; beside
+/// them `long` flows of work 1e6 on ps(1) stages of their own from 0.
+fn flow_a_then_b(policy: Share, solver: MaxMinSolver, long: usize) -> (FlowSystem, FlowId) {
+    let mut capacity = vec![30.0, 30.0];
+    capacity.extend(std::iter::repeat_n(1.0, long));
+    let mut sys = FlowSystem::with_solver(capacity, policy, solver);
+    if long > 0 {
+        for k in 0..long {
+            sys.start(0.0, &[2 + k as u32], 1e6, 100 + k as u64);
+        }
+        sys.solve(0.0);
+    }
+    let a = sys.start(0.4, &[0], 30.0, 1);
+    sys.solve(0.4);
+    assert_eq!(sys.next_end(), Some((1.4, a)));
+    sys.start(T_B, &[1], 30.0, 2);
+    sys.solve(T_B);
+    (sys, a)
 }
 
 #[test]
@@ -266,25 +284,12 @@ fn a_solve_of_a_large_system_advances_only_the_flows_it_changes() {
     // of their own, ps(1): they end at 1e6) beside a: at b's start the
     // system holds more than the limit, so the solve leaves a alone (its
     // rate does not change) and a still ends at 0.4 + 30 / 30 = 1.4.
-    let t_b = 0.2 + 0.2 + 0.2;
-    let n = super::EVERY_FLOW_LIMIT;
     for policy in [Share::MaxMin, Share::Bottleneck] {
         for solver in SOLVERS {
-            let mut capacity = vec![30.0, 30.0];
-            capacity.extend(std::iter::repeat_n(1.0, n));
-            let mut sys = FlowSystem::with_solver(capacity, policy, solver);
-            for k in 0..n {
-                sys.start(0.0, &[2 + k as u32], 1e6, 100 + k as u64);
-            }
-            sys.solve(0.0);
-            let a = sys.start(0.4, &[0], 30.0, 1);
-            sys.solve(0.4);
-            assert_eq!(sys.next_end(), Some((1.4, a)));
-            sys.start(t_b, &[1], 30.0, 2);
-            sys.solve(t_b);
+            let (sys, a) = flow_a_then_b(policy, solver, super::EVERY_FLOW_LIMIT);
             assert_eq!(sys.next_end(), Some((1.4, a)));
             // 30 − 30 × (0.6000000000000001 − 0.4) in one step.
-            assert_eq!(sys.remaining(a, t_b), 30.0 - 30.0 * (t_b - 0.4));
+            assert_eq!(sys.remaining(a, T_B), 30.0 - 30.0 * (T_B - 0.4));
         }
     }
 }
