@@ -2,7 +2,7 @@
 //! figures of spec §6.11's worked example (two reads over egress and ingress).
 
 use serq::Report;
-use serq::report::{Observation, PoolRow, StageRow};
+use serq::report::{Observation, PoolRow, StageRow, Welford};
 
 fn worked_example() -> Report {
     Report {
@@ -20,6 +20,7 @@ fn worked_example() -> Report {
         observes: vec![Observation {
             name: "transferred".into(),
             samples: vec![3.0, 3.0],
+            moments: Welford::of(&[3.0, 3.0]),
             provenance: None,
         }],
         stages: vec![StageRow {

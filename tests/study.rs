@@ -1,7 +1,7 @@
 //! Capacity studies: replications and their Student-t intervals, sweeps and
 //! their rows, through the library and the `serq` binary.
 
-use serq::report::{Observation, Report, StageRow};
+use serq::report::{Observation, Report, StageRow, Welford};
 use serq::study::{Axis, Cell, Estimate, Replicated, replicate, sweep};
 use serq::{Overrides, compile_source, run};
 use std::path::{Path, PathBuf};
@@ -63,6 +63,7 @@ fn report(seed: u64, samples: &[f64], util: Option<f64>) -> Report {
         observes: vec![Observation {
             name: "ttft".into(),
             samples: samples.to_vec(),
+            moments: Welford::of(samples),
             provenance: None,
         }],
         stages: vec![StageRow {

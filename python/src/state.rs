@@ -9,7 +9,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
-use serq::report::{Observation, PoolRow, Provenance, Report, StageRow};
+use serq::report::{Observation, PoolRow, Provenance, Report, StageRow, Welford};
 
 /// The layout of the tuples below; raised when one changes.
 const LAYOUT: u32 = 2;
@@ -187,6 +187,7 @@ pub fn report_from_state(state: &Bound<'_, PyAny>) -> PyResult<Report> {
             };
             Ok(Observation {
                 name,
+                moments: Welford::of(&samples),
                 samples,
                 provenance,
             })

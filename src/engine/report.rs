@@ -44,14 +44,15 @@ fn families<'n>(names: impl Iterator<Item = &'n str>) -> Vec<Option<usize>> {
     out
 }
 
-/// Fills [`Output`] from the run's figures.
+/// Fills [`Output`] from the run's figures. Runs once, at the run's end:
+/// the samples move into the report (a long run's are megabytes).
 #[allow(clippy::too_many_arguments)]
 pub fn fill_report(
     code: Res<Code>,
     end: Res<End>,
     events: Res<EventQueue>,
     census: Res<Census>,
-    observed: Res<Observed>,
+    mut observed: ResMut<Observed>,
     members: Res<Members>,
     flows: Res<Flows>,
     stages: Query<(&Service, &StageStats)>,
@@ -60,6 +61,7 @@ pub fn fill_report(
     mut out: ResMut<Output>,
 ) {
     let prog = &code.program;
+    let samples = std::mem::take(&mut observed.samples);
     let end = end.0;
     let span = end - prog.warmup;
     let stage_members = families(prog.stages.iter().map(|s| s.name.as_str()));
@@ -133,11 +135,12 @@ pub fn fill_report(
         observes: prog
             .observes
             .iter()
-            .zip(&observed.samples)
+            .zip(samples.into_iter().zip(&observed.moments))
             .enumerate()
-            .map(|(i, (name, samples))| Observation {
+            .map(|(i, (name, (samples, &moments)))| Observation {
                 name: name.clone(),
-                samples: samples.clone(),
+                samples,
+                moments,
                 provenance: observed.provenance.as_ref().and_then(|p| p.get(i).cloned()),
             })
             .collect(),

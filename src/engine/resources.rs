@@ -11,7 +11,7 @@ use bevy_ecs::prelude::*;
 
 use super::pool::Waiting;
 use super::stats::TimeAvg;
-use crate::report::{Provenance, WindowedAverage};
+use crate::report::{Provenance, Welford, WindowedAverage};
 
 /// The clock.
 #[derive(Resource, Clone, Copy, Debug, Default)]
@@ -77,6 +77,8 @@ impl Census {
 pub struct Observed {
     /// Samples by observation index.
     pub samples: Vec<Vec<f64>>,
+    /// Their running moments, by observation index.
+    pub moments: Vec<Welford>,
     /// Each sample's time, session and turn, by observation index, when the
     /// run keeps them ([`super::RunOptions::provenance`]); `None` for `serq
     /// run`, so nothing grows beside the samples.
@@ -93,8 +95,11 @@ impl Observed {
     #[inline]
     pub fn record(&mut self, index: u32, v: f64, now: f64, whence: impl FnOnce() -> (u64, u64)) {
         let index = index as usize;
-        if let Some(samples) = self.samples.get_mut(index) {
+        if let (Some(samples), Some(moments)) =
+            (self.samples.get_mut(index), self.moments.get_mut(index))
+        {
             samples.push(v);
+            moments.push(v);
         }
         if self.provenance.is_some() {
             self.record_origin(index, now, whence());

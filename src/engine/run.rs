@@ -43,6 +43,7 @@ use super::sim::{Sim, SimParam};
 use super::stage::{Service, StageLoad, StageStats};
 use crate::ir::{Arrival, Share, ValidProgram};
 use crate::report::Report;
+use crate::report::Welford;
 
 /// Events taken in one stretch at most, so deferred commands stay few.
 const STRETCH: u64 = 4096;
@@ -87,6 +88,7 @@ pub fn build(program: &ValidProgram) -> World {
     world.insert_resource(Census::new(warmup, prog.horizon));
     world.insert_resource(Observed {
         samples: vec![Vec::new(); prog.observes.len()],
+        moments: vec![Welford::default(); prog.observes.len()],
         provenance: None,
         turns: 0,
         next_lease: 0,

@@ -1,7 +1,7 @@
 //! The report as JSON, with the reference report's field names (spec §6.11,
 //! conformance/README.md). A value that is not finite prints as `null`.
 
-use super::{Observation, PoolRow, Report, StageRow, Summary};
+use super::{Observation, PoolRow, Report, StageRow};
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
@@ -55,7 +55,7 @@ impl Serialize for Observes<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(self.list.len()))?;
         for obs in self.list {
-            let summary = Summary::of(&obs.samples);
+            let summary = obs.summary();
             let entry = ObserveJson {
                 count: summary.count,
                 mean: summary.mean,

@@ -162,7 +162,7 @@ impl Report {
         Some(ObservationView {
             name: &obs.name,
             samples: &obs.samples,
-            summary: Summary::of(&obs.samples),
+            summary: obs.summary(),
         })
     }
 

@@ -17,7 +17,7 @@ pub use family::{PoolFamily, Spread, StageFamily};
 pub use lookup::ObservationView;
 pub use series::WindowedAverage;
 pub use stability::{Stability, TREND_LAG, TREND_T};
-pub use stats::Summary;
+pub use stats::{Summary, Welford};
 
 /// The version of the JSON report's fields ([`Report::to_json`],
 /// docs/report.md): the reference's `REPORT_VERSION` 1, whose field names
@@ -67,10 +67,20 @@ pub struct Observation {
     pub name: String,
     /// The samples in recording order.
     pub samples: Vec<f64>,
+    /// Their running moments, as the engine kept them while recording
+    /// ([`Welford::of`] the samples gives the same bits).
+    pub moments: Welford,
     /// When, by whom and in which turn each sample was taken, when the run
     /// was asked to keep it ([`crate::RunOptions::provenance`]; `None`
     /// otherwise, as for `serq run`).
     pub provenance: Option<Provenance>,
+}
+
+impl Observation {
+    /// The statistics of its samples.
+    pub fn summary(&self) -> Summary {
+        Summary::with_moments(&self.samples, self.moments)
+    }
 }
 
 /// Where an observation's samples came from, one entry per sample in the

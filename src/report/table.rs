@@ -2,7 +2,7 @@
 //! the run's figures, then observations, stages and pools, columns aligned.
 //! The figures are the JSON's; a null CI prints `±inf`, any other null `-`.
 
-use super::{Report, Summary};
+use super::Report;
 use std::fmt::Write;
 
 /// `x` with `decimals` digits, or `-` when undefined.
@@ -94,7 +94,7 @@ impl Report {
 
         if !self.observes.is_empty() {
             let rows = self.observes.iter().map(|obs| {
-                let s = Summary::of(&obs.samples);
+                let s = obs.summary();
                 let ci = match s.ci {
                     Some(ci) => format!("±{ci:.4}"),
                     None => "±inf".to_string(),

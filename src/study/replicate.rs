@@ -476,7 +476,7 @@ impl Summarised {
             observations: report
                 .observes
                 .iter()
-                .map(|o| (o.name.clone(), Summary::of(&o.samples)))
+                .map(|o| (o.name.clone(), o.summary()))
                 .collect(),
             stages: report.stages.clone(),
             pools: report.pools.clone(),
