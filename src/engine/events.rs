@@ -11,6 +11,8 @@ use std::cmp::Ordering;
 
 use bevy_ecs::prelude::*;
 
+use super::min_heap::MinHeap;
+
 /// What an event does when it pops.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum EventKind {
@@ -66,27 +68,21 @@ impl Ord for Event {
     }
 }
 
-impl Event {
-    /// Whether `self` pops before `other`: [`Ord`]'s `<`, written for the
-    /// heap's inner loops.
-    #[inline(always)]
-    fn before(&self, other: &Event) -> bool {
-        self.cmp(other) == Ordering::Less
+impl Default for Event {
+    /// A placeholder (the heap's growth); never scheduled.
+    fn default() -> Self {
+        Event {
+            time: 0.0,
+            seq: 0,
+            kind: EventKind::Warmup,
+        }
     }
 }
 
 /// The event heap with its sequence counter.
-///
-/// A binary min-heap of its own rather than `std`'s `BinaryHeap`, whose
-/// `pop` writes the last event over the root in 8-byte stores and reads it
-/// back at once in 16-byte loads: the store cannot be forwarded, and that
-/// stall was an eighth of an M/M/1 run's event loop. Here `pop` reads the
-/// root before anything is written, moves the hole to a leaf by the lesser
-/// child and sifts the last event up from there. The pop order is the same
-/// as any heap's: (time, sequence) is a total order with unique keys.
 #[derive(Resource, Debug, Default)]
 pub struct EventQueue {
-    heap: Vec<Event>,
+    heap: MinHeap<Event>,
     seq: u64,
     /// Events popped so far (the report's `events`).
     pub taken: u64,
@@ -98,7 +94,7 @@ impl EventQueue {
     /// An empty queue that drops events later than `horizon`.
     pub fn new(horizon: f64) -> EventQueue {
         EventQueue {
-            heap: Vec::with_capacity(64),
+            heap: MinHeap::with_capacity(64),
             seq: 0,
             taken: 0,
             horizon,
@@ -108,6 +104,7 @@ impl EventQueue {
     /// Schedules `kind` at `time`. A time that is NaN or beyond the horizon
     /// never comes, so nothing is stored (the sequence counter still moves,
     /// which keeps the order of the others unchanged).
+    #[inline(always)]
     pub fn schedule(&mut self, time: f64, kind: EventKind) {
         let seq = self.take_seq();
         self.schedule_taken(time, seq, kind);
@@ -115,6 +112,7 @@ impl EventQueue {
 
     /// Takes the next sequence number, for an event scheduled later (a
     /// delay job's, when it becomes its stage's earliest).
+    #[inline]
     pub fn take_seq(&mut self) -> u64 {
         let seq = self.seq;
         self.seq += 1;
@@ -124,138 +122,29 @@ impl EventQueue {
     /// Schedules `kind` at `time` with `seq`, taken earlier by
     /// [`EventQueue::take_seq`]; as [`EventQueue::schedule`] otherwise.
     /// Inlined, so that the event is built in registers and stored once,
-    /// where it belongs (see [`EventQueue::make_room`]).
+    /// in its slot ([`MinHeap::push`]).
     #[inline(always)]
     pub fn schedule_taken(&mut self, time: f64, seq: u64, kind: EventKind) {
         if time <= self.horizon {
-            let at = self.make_room(time, seq);
-            self.heap[at] = Event { time, seq, kind };
+            self.heap.push(Event { time, seq, kind });
         }
-    }
-
-    /// Opens the slot where an event keyed (`time`, `seq`) belongs: the
-    /// heap grows by one and the later events on the way up move down.
-    /// Only keys are compared, so the new event never passes through
-    /// memory before its slot: its kind, handed over by reference and
-    /// loaded whole right after the caller's field-by-field stores, was
-    /// a store-forwarding stall.
-    #[inline(never)]
-    fn make_room(&mut self, time: f64, seq: u64) -> usize {
-        let key = Event {
-            time,
-            seq,
-            kind: EventKind::Warmup,
-        };
-        self.heap.push(key);
-        let h = &mut self.heap;
-        let mut at = h.len() - 1;
-        while at > 0 {
-            let parent = (at - 1) / 2;
-            if !key.before(&h[parent]) {
-                break;
-            }
-            h[at] = h[parent];
-            at = parent;
-        }
-        at
     }
 
     /// Takes the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
-        let last = self.heap.pop()?;
-        let Some(&top) = self.heap.first() else {
-            return Some(last);
-        };
-        let h = &mut self.heap;
-        let n = h.len();
-        // The hole left by the root goes down by the lesser child to a
-        // leaf; the last event fills it and rises to its place.
-        let mut hole = 0;
-        let mut child = 1;
-        while child < n {
-            if child + 1 < n && h[child + 1].before(&h[child]) {
-                child += 1;
-            }
-            h[hole] = h[child];
-            hole = child;
-            child = 2 * hole + 1;
-        }
-        self.sift_up(hole, last);
-        Some(top)
-    }
-
-    /// Puts `e` in the hole at `at` or above, where it belongs (`e` in
-    /// registers, not read back from a slot just written).
-    #[inline]
-    fn sift_up(&mut self, mut at: usize, e: Event) {
-        let h = &mut self.heap;
-        while at > 0 {
-            let parent = (at - 1) / 2;
-            if !e.before(&h[parent]) {
-                break;
-            }
-            h[at] = h[parent];
-            at = parent;
-        }
-        h[at] = e;
+        self.heap.pop()
     }
 
     /// When the earliest event happens, if any.
     pub fn next_time(&self) -> Option<f64> {
-        self.heap.first().map(|e| e.time)
+        self.heap.peek().map(|e| e.time)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn events_pop_in_time_then_scheduling_order_through_pushes_and_pops() {
-        // Times drawn from a small set, so many tie and their sequence
-        // numbers decide; pops interleaved with pushes. The expected order
-        // is a sort of what was pushed by (time, seq).
-        let mut q = EventQueue::new(100.0);
-        let mut pending: Vec<(f64, u32)> = Vec::new();
-        let mut popped = Vec::new();
-        let mut x = 7u64;
-        for i in 0..2000u32 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let t = ((x >> 33) % 13) as f64 * 0.5;
-            q.schedule(t, EventKind::DelayEnd(i));
-            pending.push((t, i));
-            if x >> 62 != 0 {
-                let e = q.pop().expect("an event is pending");
-                let EventKind::DelayEnd(id) = e.kind else {
-                    panic!("only delay ends were scheduled")
-                };
-                popped.push((e.time, id));
-                // The popped one is the least pending by (time, order).
-                let least = *pending
-                    .iter()
-                    .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
-                    .expect("pending");
-                assert_eq!((e.time, id), least);
-                pending.retain(|&p| p != least);
-            }
-        }
-        assert_eq!(pending.len() + popped.len(), 2000);
-        while let Some(e) = q.pop() {
-            let EventKind::DelayEnd(id) = e.kind else {
-                panic!("only delay ends were scheduled")
-            };
-            let least = *pending
-                .iter()
-                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
-                .expect("pending");
-            assert_eq!((e.time, id), least);
-            pending.retain(|&p| p != least);
-        }
-        assert!(pending.is_empty());
-    }
 
     #[test]
     fn simultaneous_events_pop_in_scheduling_order() {

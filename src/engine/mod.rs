@@ -20,6 +20,7 @@ mod flow;
 pub mod flows;
 mod interface;
 mod kv;
+mod min_heap;
 mod pool;
 mod replay;
 mod residents;

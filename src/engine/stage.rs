@@ -19,12 +19,13 @@
 //! evaluates an expression or knows a session beyond its entity.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use bevy_ecs::prelude::*;
 
 use super::events::{EventKind, EventQueue};
 use super::flows::FlowSystem;
+use super::min_heap::MinHeap;
 use super::residents::Engine;
 use super::serving::estimators::Estimators;
 use super::stats::{RunningMean, TimeAvg};
@@ -68,10 +69,20 @@ impl PartialOrd for PsJob {
 }
 impl Ord for PsJob {
     fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .tag
-            .total_cmp(&self.tag)
-            .then(other.order.cmp(&self.order))
+        self.tag
+            .total_cmp(&other.tag)
+            .then(self.order.cmp(&other.order))
+    }
+}
+impl Default for PsJob {
+    /// A placeholder (the heap's growth).
+    fn default() -> Self {
+        PsJob {
+            tag: 0.0,
+            order: 0,
+            session: Entity::PLACEHOLDER,
+            arrived: 0.0,
+        }
     }
 }
 
@@ -116,12 +127,22 @@ impl PartialOrd for DelayJob {
     }
 }
 impl Ord for DelayJob {
-    /// Reversed, as the event queue's order: the earliest end first.
+    /// As the event queue's order: the earliest end first.
     fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .end()
-            .total_cmp(&self.end())
-            .then_with(|| other.seq().cmp(&self.seq()))
+        self.end()
+            .total_cmp(&other.end())
+            .then_with(|| self.seq().cmp(&other.seq()))
+    }
+}
+impl Default for DelayJob {
+    /// A placeholder (the heap's growth).
+    fn default() -> Self {
+        DelayJob {
+            started: 0.0,
+            work: 0.0,
+            seq: 0,
+            session: Entity::PLACEHOLDER,
+        }
     }
 }
 
@@ -129,7 +150,7 @@ impl Ord for DelayJob {
 /// sure to be in the event queue.
 #[derive(Clone, Debug, Default)]
 pub struct DelayJobs {
-    jobs: BinaryHeap<DelayJob>,
+    jobs: MinHeap<DelayJob>,
 }
 
 impl DelayJobs {
@@ -156,7 +177,8 @@ impl DelayJobs {
     /// Schedules the head's event with its own sequence number, unless
     /// it has one.
     fn schedule_head(&mut self, index: usize, events: &mut EventQueue) {
-        if let Some(mut head) = self.jobs.peek_mut()
+        // The flag is outside the job's key: the order is kept.
+        if let Some(head) = self.jobs.peek_mut_in_order()
             && head.seq & SCHEDULED == 0
         {
             head.seq |= SCHEDULED;
@@ -184,13 +206,14 @@ impl DelayJobs {
     /// Cancels session `e`'s job, if it has one here (rare: the heap is
     /// rebuilt; the order does not change).
     fn cancel(&mut self, e: Entity) -> bool {
-        let mut jobs = std::mem::take(&mut self.jobs).into_vec();
-        let found = jobs
-            .iter_mut()
-            .find(|j| j.session == e && j.seq & CANCELLED == 0)
-            .map(|j| j.seq |= CANCELLED)
-            .is_some();
-        self.jobs = BinaryHeap::from(jobs);
+        let mut found = false;
+        self.jobs.rebuild(|jobs| {
+            found = jobs
+                .iter_mut()
+                .find(|j| j.session == e && j.seq & CANCELLED == 0)
+                .map(|j| j.seq |= CANCELLED)
+                .is_some();
+        });
         found
     }
 }
@@ -286,7 +309,7 @@ pub struct Ps {
     /// the settle's walk had passed (0.1.0: a spill's job joining after the
     /// walk slows nobody until the next issue).
     n: f64,
-    jobs: BinaryHeap<PsJob>,
+    jobs: MinHeap<PsJob>,
     order: u64,
 }
 
@@ -351,7 +374,7 @@ impl Service {
                 tlast: 0.0,
                 phi: 0.0,
                 n: 0.0,
-                jobs: BinaryHeap::new(),
+                jobs: MinHeap::default(),
                 order: 0,
             })),
         }
@@ -722,8 +745,7 @@ pub fn cancel(
         Service::Ps(ps) => {
             ps.advance(now);
             let before = ps.jobs.len();
-            let jobs = std::mem::take(&mut ps.jobs);
-            ps.jobs = jobs.into_iter().filter(|j| j.session != e).collect();
+            ps.jobs.rebuild(|jobs| jobs.retain(|j| j.session != e));
             ps.jobs.len() < before
         }
         Service::Shared(_) | Service::Step(_) => false,
