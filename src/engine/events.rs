@@ -7,11 +7,9 @@
 //! that its handler compares with the current one, and it still pops (and
 //! counts in `events`).
 
-use std::cmp::Ordering;
-
 use bevy_ecs::prelude::*;
 
-use super::min_heap::MinHeap;
+use super::min_heap::{Keyed, MinHeap};
 
 /// What an event does when it pops.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -48,34 +46,9 @@ pub struct Event {
     pub kind: EventKind,
 }
 
-impl PartialEq for Event {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Event {
-    /// By time, then sequence number: the earlier is the lesser.
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.time
-            .total_cmp(&other.time)
-            .then(self.seq.cmp(&other.seq))
-    }
-}
-
-impl Default for Event {
-    /// A placeholder (the heap's growth); never scheduled.
-    fn default() -> Self {
-        Event {
-            time: 0.0,
-            seq: 0,
-            kind: EventKind::Warmup,
-        }
+impl Keyed for Event {
+    fn key(&self) -> (f64, u64) {
+        (self.time, self.seq)
     }
 }
 

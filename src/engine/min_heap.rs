@@ -6,16 +6,34 @@
 //! loads: a store that cannot be forwarded, which perf put at an eighth of
 //! an M/M/1 run's event loop. Here nothing is read back from a slot just
 //! written: `pop` reads the root first, moves the hole to a leaf by the
-//! lesser child and sifts the last item up from registers; `push` compares
-//! keys on its way up (out of line) and the inlined caller stores the item
-//! once, in its slot.
+//! lesser child and sifts the last item up from registers; `push` stores
+//! the item where the inlined caller has it, in registers, and compares its
+//! key (two scalars, out of line) on its way up.
 //!
-//! Invariant: every item is at or above (not less than) its parent. Every
-//! user's keys are unique (a sequence number breaks ties), so the order of
-//! pops is that of any heap: the sorted order.
+//! Invariant: every item's key is at or above its parent's. Every user's
+//! keys are unique (a sequence number breaks ties), so the order of pops is
+//! that of any heap: the sorted order.
 
-/// A binary min-heap of small `Copy` items (`Default` gives the
-/// placeholder a push grows by).
+use std::cmp::Ordering;
+
+/// An item of a [`MinHeap`]: ordered by its key, a time (by `total_cmp`)
+/// and then a sequence number.
+pub trait Keyed: Copy {
+    /// The item's key.
+    fn key(&self) -> (f64, u64);
+}
+
+/// Whether key `a` is less than key `b`.
+#[inline(always)]
+fn less(a: (f64, u64), b: (f64, u64)) -> bool {
+    match a.0.total_cmp(&b.0) {
+        Ordering::Less => true,
+        Ordering::Greater => false,
+        Ordering::Equal => a.1 < b.1,
+    }
+}
+
+/// A binary min-heap of small `Copy` items.
 #[derive(Clone, Debug)]
 pub struct MinHeap<T> {
     items: Vec<T>,
@@ -27,7 +45,7 @@ impl<T> Default for MinHeap<T> {
     }
 }
 
-impl<T: Copy + Ord + Default> MinHeap<T> {
+impl<T: Keyed> MinHeap<T> {
     /// An empty heap with room for `n` items.
     pub fn with_capacity(n: usize) -> Self {
         MinHeap {
@@ -59,21 +77,24 @@ impl<T: Copy + Ord + Default> MinHeap<T> {
     /// Adds `item`.
     #[inline(always)]
     pub fn push(&mut self, item: T) {
-        let at = self.make_room(&item);
-        self.items[at] = item;
+        self.items.push(item);
+        let last = self.items.len() - 1;
+        let at = self.make_room(last, item.key());
+        if at != last {
+            self.items[at] = item;
+        }
     }
 
-    /// Grows by one slot and opens the one where `item` belongs, moving
-    /// the greater items on its way up down. `item` is only compared, field
-    /// by field, never loaded whole: the caller has just stored it.
+    /// Opens the slot at `at` or above where an item of `key` belongs,
+    /// moving the greater items on its way up down, and returns it. Only
+    /// the key comes in: the item was just stored, and reading it back
+    /// whole could not be forwarded from its stores.
     #[inline(never)]
-    fn make_room(&mut self, item: &T) -> usize {
-        self.items.push(T::default());
+    fn make_room(&mut self, mut at: usize, key: (f64, u64)) -> usize {
         let h = &mut self.items;
-        let mut at = h.len() - 1;
         while at > 0 {
             let parent = (at - 1) / 2;
-            if *item >= h[parent] {
+            if !less(key, h[parent].key()) {
                 break;
             }
             h[at] = h[parent];
@@ -96,7 +117,7 @@ impl<T: Copy + Ord + Default> MinHeap<T> {
         let mut hole = 0;
         let mut child = 1;
         while child < n {
-            if child + 1 < n && h[child + 1] < h[child] {
+            if child + 1 < n && less(h[child + 1].key(), h[child].key()) {
                 child += 1;
             }
             h[hole] = h[child];
@@ -111,9 +132,10 @@ impl<T: Copy + Ord + Default> MinHeap<T> {
     #[inline]
     fn sift_up(&mut self, mut at: usize, item: T) {
         let h = &mut self.items;
+        let key = item.key();
         while at > 0 {
             let parent = (at - 1) / 2;
-            if item >= h[parent] {
+            if !less(key, h[parent].key()) {
                 break;
             }
             h[at] = h[parent];
@@ -138,15 +160,16 @@ impl<T: Copy + Ord + Default> MinHeap<T> {
         let h = &mut self.items;
         let n = h.len();
         let item = h[at];
+        let key = item.key();
         loop {
             let mut child = 2 * at + 1;
             if child >= n {
                 break;
             }
-            if child + 1 < n && h[child + 1] < h[child] {
+            if child + 1 < n && less(h[child + 1].key(), h[child].key()) {
                 child += 1;
             }
-            if item <= h[child] {
+            if !less(h[child].key(), key) {
                 break;
             }
             h[at] = h[child];
@@ -159,6 +182,16 @@ impl<T: Copy + Ord + Default> MinHeap<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A test item: (value, insertion number).
+    #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+    struct Item(f64, u64);
+
+    impl Keyed for Item {
+        fn key(&self) -> (f64, u64) {
+            (self.0, self.1)
+        }
+    }
 
     /// A small linear congruential stream, for reproducible test input.
     fn stream(seed: u64) -> impl FnMut() -> u64 {
@@ -178,19 +211,24 @@ mod tests {
         // of what is pending.
         let mut next = stream(7);
         let mut heap = MinHeap::default();
-        let mut pending: Vec<(u64, u32)> = Vec::new();
-        for i in 0..3000u32 {
-            let item = (next() % 13, i);
+        let mut pending: Vec<Item> = Vec::new();
+        let least = |p: &[Item]| {
+            *p.iter()
+                .min_by(|a, b| a.partial_cmp(b).expect("no NaN"))
+                .expect("pending")
+        };
+        for i in 0..3000 {
+            let item = Item((next() % 13) as f64 * 0.5, i);
             heap.push(item);
             pending.push(item);
             if !next().is_multiple_of(4) {
-                let least = *pending.iter().min().expect("pending");
+                let least = least(&pending);
                 assert_eq!(heap.pop(), Some(least));
                 pending.retain(|&p| p != least);
             }
             assert_eq!(heap.len(), pending.len());
         }
-        pending.sort();
+        pending.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
         let rest: Vec<_> = std::iter::from_fn(|| heap.pop()).collect();
         assert_eq!(rest, pending);
     }
@@ -199,18 +237,18 @@ mod tests {
     fn a_rebuild_after_removals_and_changes_keeps_the_sorted_order() {
         let mut next = stream(11);
         let mut heap = MinHeap::default();
-        for i in 0..500u32 {
-            heap.push((next() % 50, i));
+        for i in 0..500 {
+            heap.push(Item((next() % 50) as f64, i));
         }
-        // Drop the odd insertion numbers and lower every key by one.
+        // Drop the odd insertion numbers and lower every value by one.
         heap.rebuild(|items| {
-            items.retain(|&(_, i)| i.is_multiple_of(2));
+            items.retain(|item| item.1.is_multiple_of(2));
             for item in items.iter_mut() {
-                item.0 = item.0.saturating_sub(1);
+                item.0 -= 1.0;
             }
         });
         let mut expected: Vec<_> = heap.iter().copied().collect();
-        expected.sort();
+        expected.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
         assert_eq!(expected.len(), 250);
         let got: Vec<_> = std::iter::from_fn(|| heap.pop()).collect();
         assert_eq!(got, expected);

@@ -18,14 +18,13 @@
 //! Architecture invariant: plain data and its arithmetic; nothing here
 //! evaluates an expression or knows a session beyond its entity.
 
-use std::cmp::Ordering;
 use std::collections::VecDeque;
 
 use bevy_ecs::prelude::*;
 
 use super::events::{EventKind, EventQueue};
 use super::flows::FlowSystem;
-use super::min_heap::MinHeap;
+use super::min_heap::{Keyed, MinHeap};
 use super::residents::Engine;
 use super::serving::estimators::Estimators;
 use super::stats::{RunningMean, TimeAvg};
@@ -56,33 +55,9 @@ struct PsJob {
     arrived: f64,
 }
 
-impl PartialEq for PsJob {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for PsJob {}
-impl PartialOrd for PsJob {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for PsJob {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.tag
-            .total_cmp(&other.tag)
-            .then(self.order.cmp(&other.order))
-    }
-}
-impl Default for PsJob {
-    /// A placeholder (the heap's growth).
-    fn default() -> Self {
-        PsJob {
-            tag: 0.0,
-            order: 0,
-            session: Entity::PLACEHOLDER,
-            arrived: 0.0,
-        }
+impl Keyed for PsJob {
+    fn key(&self) -> (f64, u64) {
+        (self.tag, self.order)
     }
 }
 
@@ -115,34 +90,9 @@ impl DelayJob {
     }
 }
 
-impl PartialEq for DelayJob {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for DelayJob {}
-impl PartialOrd for DelayJob {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for DelayJob {
-    /// As the event queue's order: the earliest end first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.end()
-            .total_cmp(&other.end())
-            .then_with(|| self.seq().cmp(&other.seq()))
-    }
-}
-impl Default for DelayJob {
-    /// A placeholder (the heap's growth).
-    fn default() -> Self {
-        DelayJob {
-            started: 0.0,
-            work: 0.0,
-            seq: 0,
-            session: Entity::PLACEHOLDER,
-        }
+impl Keyed for DelayJob {
+    fn key(&self) -> (f64, u64) {
+        (self.end(), self.seq())
     }
 }
 
