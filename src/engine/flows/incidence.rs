@@ -14,6 +14,9 @@
 //! solvers read a stage's flows as a slice, in the order of its pushes and
 //! swap-removes, as `Vec::push`/`Vec::swap_remove` would leave them.
 
+use super::select_f64;
+use std::hint::select_unpredictable;
+
 /// A stage as the solver holds it: φ, the `maxmin` fill level, the load
 /// and its chunk of the arena, in 32 bytes, so that two share a cache
 /// line and none straddles one (the chunk's capacity, which only `push`
@@ -96,10 +99,26 @@ impl Incidence {
     #[inline(always)]
     pub(super) fn settle_load(&mut self, s: u32, rate: impl Fn(u32) -> f64) -> bool {
         let sp = &mut self.spans[s as usize];
-        let load: f64 = self.arena[sp.start as usize..(sp.start + sp.len) as usize]
-            .iter()
-            .map(|&f| rate(f))
-            .sum();
+        let (start, len) = (sp.start as usize, sp.len as usize);
+        let load: f64 = if (1..=FIRST_CAP as usize).contains(&len) {
+            // A stage's few flows without a loop whose exit depends on their
+            // number: the chunk holds `FIRST_CAP` slots, those past `len` read
+            // the first flow again and add −0.0, which changes no sum (the
+            // sum below starts at −0.0, as `Iterator::sum` does).
+            let chunk = &self.arena[start..start + FIRST_CAP as usize];
+            let mut load = -0.0;
+            for (k, &f) in chunk.iter().enumerate() {
+                let present = k < len;
+                let r = rate(select_unpredictable(present, f, chunk[0]));
+                load += select_f64(present, r, -0.0);
+            }
+            load
+        } else {
+            self.arena[start..start + len]
+                .iter()
+                .map(|&f| rate(f))
+                .sum()
+        };
         let changed = load != sp.load;
         sp.load = load;
         changed
@@ -239,5 +258,25 @@ mod tests {
         // abandoned chunks (4 + 8 for stage 0, 4 + 8 for stages 1, 2 which
         // held 7 and 6).
         assert_eq!(inc.arena.len(), 36);
+    }
+
+    /// A load is the sum of its flows' rates in list order, bit for bit as
+    /// `Iterator::sum` gives it (−0.0 for no flow), for every count on both
+    /// sides of the chunk's first capacity.
+    #[test]
+    fn loads_are_the_list_order_sums() {
+        let rates: Vec<f64> = (0..8).map(|f| 0.1 * f64::from(f + 1) + 1e-17).collect();
+        for n in 0..=7u32 {
+            let mut inc = Incidence::new([1.0].into_iter());
+            for f in 0..n {
+                inc.push(0, f);
+            }
+            // One pushed and removed again: a stale slot past the end.
+            let p = inc.push(0, 7);
+            inc.swap_remove(0, p);
+            inc.settle_load(0, |f| rates[f as usize]);
+            let sum: f64 = (0..n).map(|f| rates[f as usize]).sum();
+            assert_eq!(inc.load(0).to_bits(), sum.to_bits(), "{n} flows");
+        }
     }
 }
