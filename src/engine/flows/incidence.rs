@@ -14,7 +14,6 @@
 //! solvers read a stage's flows as a slice, in the order of its pushes and
 //! swap-removes, as `Vec::push`/`Vec::swap_remove` would leave them.
 
-use super::select_f64;
 use std::hint::select_unpredictable;
 
 /// A stage as the solver holds it: φ, the `maxmin` fill level, the load
@@ -45,6 +44,25 @@ pub(super) struct Incidence {
 
 /// The capacity of a stage's first chunk.
 const FIRST_CAP: u32 = 4;
+
+/// `KEEP[len - 1][k]`: all ones if slot `k` of a chunk holds one of `len`
+/// flows, else zero (for [`Incidence::settle_load`]).
+const KEEP: [[u64; FIRST_CAP as usize]; FIRST_CAP as usize] = {
+    let mut keep = [[0; FIRST_CAP as usize]; FIRST_CAP as usize];
+    let mut len = 1;
+    while len <= FIRST_CAP as usize {
+        let mut k = 0;
+        while k < len {
+            keep[len - 1][k] = u64::MAX;
+            k += 1;
+        }
+        len += 1;
+    }
+    keep
+};
+
+/// The bits of −0.0.
+const NEG_ZERO: u64 = 1 << 63;
 
 impl Incidence {
     /// No flow on any of the stages of these capacities, every level ∞.
@@ -102,15 +120,17 @@ impl Incidence {
         let (start, len) = (sp.start as usize, sp.len as usize);
         let load: f64 = if (1..=FIRST_CAP as usize).contains(&len) {
             // A stage's few flows without a loop whose exit depends on their
-            // number: the chunk holds `FIRST_CAP` slots, those past `len` read
-            // the first flow again and add −0.0, which changes no sum (the
-            // sum below starts at −0.0, as `Iterator::sum` does).
+            // number: the chunk holds `FIRST_CAP` slots; those past `len`
+            // read the first flow again and add −0.0 instead of its rate,
+            // which changes no sum (the sum starts at −0.0, as
+            // `Iterator::sum` does). The −0.0 is put in by a mask loaded from
+            // a table: a mask the compiler sees as a test becomes a branch.
             let chunk = &self.arena[start..start + FIRST_CAP as usize];
+            let keep = &KEEP[len - 1];
             let mut load = -0.0;
             for (k, &f) in chunk.iter().enumerate() {
-                let present = k < len;
-                let r = rate(select_unpredictable(present, f, chunk[0]));
-                load += select_f64(present, r, -0.0);
+                let r = rate(select_unpredictable(k < len, f, chunk[0])).to_bits();
+                load += f64::from_bits((r & keep[k]) | (NEG_ZERO & !keep[k]));
             }
             load
         } else {
