@@ -14,6 +14,8 @@
 //! solvers read a stage's flows as a slice, in the order of its pushes and
 //! swap-removes, as `Vec::push`/`Vec::swap_remove` would leave them.
 
+use std::hint::select_unpredictable;
+
 /// A stage as the solver holds it: φ, the `maxmin` fill level, the load
 /// and its chunk of the arena, in 32 bytes, so that two share a cache
 /// line and none straddles one (the chunk's capacity, which only `push`
@@ -42,6 +44,25 @@ pub(super) struct Incidence {
 
 /// The capacity of a stage's first chunk.
 const FIRST_CAP: u32 = 4;
+
+/// `KEEP[len - 1][k]`: all ones if slot `k` of a chunk holds one of `len`
+/// flows, else zero (for [`Incidence::settle_load`]).
+const KEEP: [[u64; FIRST_CAP as usize]; FIRST_CAP as usize] = {
+    let mut keep = [[0; FIRST_CAP as usize]; FIRST_CAP as usize];
+    let mut len = 1;
+    while len <= FIRST_CAP as usize {
+        let mut k = 0;
+        while k < len {
+            keep[len - 1][k] = u64::MAX;
+            k += 1;
+        }
+        len += 1;
+    }
+    keep
+};
+
+/// The bits of −0.0.
+const NEG_ZERO: u64 = 1 << 63;
 
 impl Incidence {
     /// No flow on any of the stages of these capacities, every level ∞.
@@ -96,10 +117,28 @@ impl Incidence {
     #[inline(always)]
     pub(super) fn settle_load(&mut self, s: u32, rate: impl Fn(u32) -> f64) -> bool {
         let sp = &mut self.spans[s as usize];
-        let load: f64 = self.arena[sp.start as usize..(sp.start + sp.len) as usize]
-            .iter()
-            .map(|&f| rate(f))
-            .sum();
+        let (start, len) = (sp.start as usize, sp.len as usize);
+        let load: f64 = if (1..=FIRST_CAP as usize).contains(&len) {
+            // A stage's few flows without a loop whose exit depends on their
+            // number: the chunk holds `FIRST_CAP` slots; those past `len`
+            // read the first flow again and add −0.0 instead of its rate,
+            // which changes no sum (the sum starts at −0.0, as
+            // `Iterator::sum` does). The −0.0 is put in by a mask loaded from
+            // a table: a mask the compiler sees as a test becomes a branch.
+            let chunk = &self.arena[start..start + FIRST_CAP as usize];
+            let keep = &KEEP[len - 1];
+            let mut load = -0.0;
+            for (k, &f) in chunk.iter().enumerate() {
+                let r = rate(select_unpredictable(k < len, f, chunk[0])).to_bits();
+                load += f64::from_bits((r & keep[k]) | (NEG_ZERO & !keep[k]));
+            }
+            load
+        } else {
+            self.arena[start..start + len]
+                .iter()
+                .map(|&f| rate(f))
+                .sum()
+        };
         let changed = load != sp.load;
         sp.load = load;
         changed
@@ -239,5 +278,25 @@ mod tests {
         // abandoned chunks (4 + 8 for stage 0, 4 + 8 for stages 1, 2 which
         // held 7 and 6).
         assert_eq!(inc.arena.len(), 36);
+    }
+
+    /// A load is the sum of its flows' rates in list order, bit for bit as
+    /// `Iterator::sum` gives it (−0.0 for no flow), for every count on both
+    /// sides of the chunk's first capacity.
+    #[test]
+    fn loads_are_the_list_order_sums() {
+        let rates: Vec<f64> = (0..8).map(|f| 0.1 * f64::from(f + 1) + 1e-17).collect();
+        for n in 0..=7u32 {
+            let mut inc = Incidence::new([1.0].into_iter());
+            for f in 0..n {
+                inc.push(0, f);
+            }
+            // One pushed and removed again: a stale slot past the end.
+            let p = inc.push(0, 7);
+            inc.swap_remove(0, p);
+            inc.settle_load(0, |f| rates[f as usize]);
+            let sum: f64 = (0..n).map(|f| rates[f as usize]).sum();
+            assert_eq!(inc.load(0).to_bits(), sum.to_bits(), "{n} flows");
+        }
     }
 }

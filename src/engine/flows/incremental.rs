@@ -43,7 +43,7 @@ use super::incidence::View;
 use super::{
     Entry, F_FROZEN, F_TOUCHED, Flow, FlowSystem, Mark, MarkKind, NONE, S_FILLED,
     S_REPLAY_SCHEDULED, S_REPLAYED, S_VISITED, Scratch, TOL, at, at_mut, each_other, find_other,
-    same_level, stages_of,
+    same_level, select_f64, stages_of,
 };
 use std::cmp::Reverse;
 
@@ -92,11 +92,10 @@ impl FlowSystem {
         walk.run();
         let sc = &self.scratch;
         for &s in &sc.stages {
-            let level = if sc.sflags(s) & S_FILLED != 0 {
-                sc.stage[s as usize].new_level
-            } else {
-                f64::INFINITY
-            };
+            // A select, not a branch (filled or not is as random as `s`).
+            let filled = sc.sflags(s) & S_FILLED != 0;
+            let new = sc.stage[s as usize].new_level;
+            let level = select_f64(filled, new, f64::INFINITY);
             self.flows_on.set_level(s, level);
         }
     }

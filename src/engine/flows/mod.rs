@@ -301,6 +301,32 @@ unsafe fn at_mut<T>(v: &mut [T], i: u32) -> &mut T {
     unsafe { v.get_unchecked_mut(i as usize) }
 }
 
+/// `if cond { a } else { b }` for floats, on their bits: x86-64 has no
+/// conditional move for a float register, so a float select compiles to a
+/// branch, which a random `cond` mispredicts half the time.
+#[inline(always)]
+fn select_f64(cond: bool, a: f64, b: f64) -> f64 {
+    let mask = u64::from(cond).wrapping_neg();
+    f64::from_bits((a.to_bits() & mask) | (b.to_bits() & !mask))
+}
+
+/// Appends `x` to `v` if `cond`, without a branch on `cond`: `x` is written
+/// past the end either way and the length grows by `cond` (the walk's
+/// "first time this stage is met" tests are as random as the stages).
+#[inline(always)]
+fn push_if(v: &mut Vec<u32>, x: u32, cond: bool) {
+    if v.len() == v.capacity() {
+        v.reserve(1);
+    }
+    let len = v.len();
+    // SAFETY: `len < capacity` (reserved above), so the write is inside the
+    // allocation, and the length covers only initialized slots.
+    unsafe {
+        v.as_mut_ptr().add(len).write(x);
+        v.set_len(len + usize::from(cond));
+    }
+}
+
 /// The stages of the flow in slot `f`, whose pair is `pair` (a copy of its
 /// entry's, so that the caller may write the entries while it reads them).
 #[inline(always)]
@@ -492,10 +518,9 @@ impl Scratch {
     fn set_sflag(&mut self, s: u32, flag: u8) {
         // SAFETY: as in `sflags`.
         let m = unsafe { at_mut(&mut self.sflag, s) };
-        if *m == 0 {
-            self.flagged.push(s);
-        }
+        let first = *m == 0;
         *m |= flag;
+        push_if(&mut self.flagged, s, first);
     }
 
     /// `s`'s entry in this solve's scratch.
@@ -1034,11 +1059,9 @@ impl FlowSystem {
             }
             let pair = e.pair;
             for &s in stages_of(&pair, &self.flows, i) {
-                // `mark_load`, on the fields it writes.
-                if !self.is_load_pending[s as usize] {
-                    self.is_load_pending[s as usize] = true;
-                    self.load_pending.push(s);
-                }
+                // `mark_load`, on the fields it writes, without a branch.
+                let pending = std::mem::replace(&mut self.is_load_pending[s as usize], true);
+                push_if(&mut self.load_pending, s, !pending);
             }
         }
     }
@@ -1050,9 +1073,8 @@ impl FlowSystem {
             let s = self.load_pending[k];
             self.is_load_pending[s as usize] = false;
             let entries = &self.entries;
-            if self.flows_on.settle_load(s, |f| entries[f as usize].rate) {
-                self.changed.push(s);
-            }
+            let changed = self.flows_on.settle_load(s, |f| entries[f as usize].rate);
+            push_if(&mut self.changed, s, changed);
         }
         self.load_pending.clear();
     }
