@@ -128,7 +128,9 @@ impl<T: Keyed> MinHeap<T> {
         Some(top)
     }
 
-    /// Puts `item` in the hole at `at` or above, where it belongs.
+    /// Puts `item` in the hole at `at` or above, where it belongs: the loop
+    /// of [`MinHeap::make_room`], kept inline here (`pop` calling
+    /// `make_room`, or both inlining one helper, ran mm1_fifo 5–7 % slower).
     #[inline]
     fn sift_up(&mut self, mut at: usize, item: T) {
         let h = &mut self.items;
