@@ -155,6 +155,42 @@ fn choose_keys_read_the_candidates_members() {
 }
 
 #[test]
+fn a_choose_by_one_uniform_key_picks_as_the_general_scan_does() {
+    // `by (~uniform(a, b))` alone takes its draws in a loop of its own; the
+    // constant second key of `(~uniform(a, b), 0)` breaks no tie the first
+    // leaves (equal draws tie in both), so the two scans must pick the same
+    // candidates and leave the stream at the same draw (the `~exp` after).
+    // Counts 3 (within the shared first draws) and 700 (past them), and a
+    // range of another offset and width.
+    let program = |key: &str| {
+        format!(
+            "workload {{ arrive batch(300); }}
+            session {{
+              choose s in 3 by ({key});
+              choose l in 700 by ({key});
+              choose f in 700 by (~uniform(-1, 3){tail});
+              observe os = s; observe ol = l; observe of = f; observe w = ~exp(1);
+            }}
+            run {{ horizon 1; seed 11; }}",
+            tail = if key.ends_with(", 0") { ", 0" } else { "" },
+        )
+    };
+    let alone = run(&program("~uniform(0, 1)")).unwrap();
+    let general = run(&program("~uniform(0, 1), 0")).unwrap();
+    for name in ["os", "ol", "of", "w"] {
+        assert_eq!(samples(&alone, name), samples(&general, name), "{name}");
+    }
+    // The picks are spread over the candidates (uniform: mean (n - 1) / 2),
+    // not stuck at the first: 300 picks of 700 have a standard error of
+    // 202 / sqrt(300) = 11.7.
+    let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
+    for name in ["ol", "of"] {
+        let m = mean(samples(&alone, name));
+        assert!((m - 349.5).abs() < 60.0, "{name}: mean pick {m}");
+    }
+}
+
+#[test]
 fn a_choose_past_its_family_stops_at_the_first_candidate_outside() {
     // Candidates 0..3 are members of P[3]; candidate 3 is not.
     let e = run("stage P[3] : fifo;

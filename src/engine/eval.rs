@@ -119,7 +119,7 @@ impl std::fmt::Display for Fault {
 impl Cx<'_> {
     /// A uniform draw in [0, 1) from the evaluation site's stream.
     #[inline]
-    fn uniform(&mut self) -> f64 {
+    pub(super) fn uniform(&mut self) -> f64 {
         self.rng.uniform(self.purpose, self.first)
     }
 

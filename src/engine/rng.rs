@@ -175,6 +175,18 @@ impl Stream {
         self.uniform_first(purpose, first)
     }
 
+    /// The stream's own generator once it is current (every later draw is
+    /// its next `random::<f64>()`), else `None`: a scan of a thousand draws
+    /// takes them from it in a loop of its own.
+    #[inline]
+    pub fn own_generator(&mut self) -> Option<&mut ChaCha8Rng> {
+        if self.drawn == CURRENT {
+            self.rng.as_deref_mut()
+        } else {
+            None
+        }
+    }
+
     /// A draw before the stream's own generator is current.
     #[inline(never)]
     fn uniform_first(&mut self, purpose: Purpose, first: &mut FirstDraws) -> f64 {

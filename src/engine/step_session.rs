@@ -14,6 +14,7 @@
 use std::cell::Cell;
 
 use bevy_ecs::prelude::*;
+use rand::Rng;
 
 use super::arrive::run_workload_block;
 use super::code::{Code, Expr, Stmt};
@@ -314,7 +315,10 @@ fn choose_loop(
     let (load, levels) = (cx.load, cx.levels);
     let scan = |k| ScanKey::of(k, var, n, load, levels);
     match key {
-        [k] => choose_by::<1>(n, j, [scan(k)], cx),
+        [k] => match scan(k) {
+            ScanKey::Uniform(a, b) => Ok(choose_by_uniform(n as usize, a, b, cx)),
+            k => choose_by::<1>(n, j, [k], cx),
+        },
         [a, b] => choose_by::<2>(n, j, [scan(a), scan(b)], cx),
         [a, b, c] => choose_by::<3>(n, j, [scan(a), scan(b), scan(c)], cx),
         _ => choose_by_tuple(n, j, key, scratch, cx),
@@ -346,6 +350,39 @@ fn choose_by<const K: usize>(
         }
     }
     Ok(best_j as f64)
+}
+
+/// [`choose_loop`] for the one key `~uniform(a, b)` (random pairs, random
+/// placement): the key reads no attribute, so the candidate is not set,
+/// and once the stream's own generator is current the draws come straight
+/// from it (a thousand candidates cost a thousand draws and compares, not
+/// a thousand trips through the stream's checks). Ties go to the smaller
+/// j, as in [`choose_by`]; a NaN key never wins.
+fn choose_by_uniform(n: usize, a: f64, b: f64, cx: &mut Cx<'_>) -> f64 {
+    let key = |u: f64| a + (b - a) * u;
+    let mut best = key(cx.uniform());
+    let mut best_j = 0;
+    let mut j = 1;
+    // The first draws of a per-session stream come from the shared blocks.
+    while j < n {
+        if let Some(rng) = cx.rng.own_generator() {
+            for j in j..n {
+                let k = key(rng.random::<f64>());
+                if k < best {
+                    best = k;
+                    best_j = j;
+                }
+            }
+            break;
+        }
+        let k = key(cx.uniform());
+        if k < best {
+            best = k;
+            best_j = j;
+        }
+        j += 1;
+    }
+    best_j as f64
 }
 
 /// [`choose_loop`] for a longer key tuple, in the scratch buffers.
