@@ -163,7 +163,7 @@ pub fn member(r: &Member, cx: &mut Cx<'_>, what: &'static str) -> Result<usize, 
 #[inline(always)]
 pub fn eval_key(e: &Expr, cx: &mut Cx<'_>) -> Result<f64, Fault> {
     match *e {
-        Expr::Draw(Dist::Uniform, a, b) => Ok(a + (b - a) * cx.uniform()),
+        Expr::Draw(Dist::Uniform, a, b) => Ok(uniform_in(a, b, cx.uniform())),
         _ => eval(e, cx),
     }
 }
@@ -222,13 +222,19 @@ impl<'k> ScanKey<'k> {
     #[inline(always)]
     pub fn at(self, j: usize, cx: &mut Cx<'_>) -> Result<f64, Fault> {
         match self {
-            ScanKey::Uniform(a, b) => Ok(a + (b - a) * cx.uniform()),
+            ScanKey::Uniform(a, b) => Ok(uniform_in(a, b, cx.uniform())),
             ScanKey::Column(column) => Ok(column[j]),
             ScanKey::Free(cap, used) => Ok(cap[j] - used[j]),
             ScanKey::Member(what, base) => observe(what, base + j, cx),
             ScanKey::Other(e) => eval(e, cx),
         }
     }
+}
+
+/// `~uniform(a, b)` of the draw `u` in [0, 1).
+#[inline(always)]
+pub(super) fn uniform_in(a: f64, b: f64, u: f64) -> f64 {
+    a + (b - a) * u
 }
 
 /// Evaluates a compiled expression.
@@ -413,7 +419,7 @@ fn draw(dist: Dist, a: f64, b: f64, cx: &mut Cx<'_>) -> f64 {
     match dist {
         Dist::Det => a,
         Dist::Exp => exponential_of(a, cx.uniform()),
-        Dist::Uniform => a + (b - a) * cx.uniform(),
+        Dist::Uniform => uniform_in(a, b, cx.uniform()),
         Dist::Bernoulli => truth(cx.uniform() < a),
         Dist::Erlang | Dist::H2 => draw_phases(dist, a, b, cx),
     }

@@ -167,9 +167,7 @@ impl Stream {
         // Once its own generator is current, every draw comes from it (a
         // per-session stream builds it at draw FIRST, the others at 0):
         // the path of a `choose` over a thousand members.
-        if self.drawn == CURRENT
-            && let Some(rng) = &mut self.rng
-        {
+        if let Some(rng) = self.own_generator() {
             return rng.random::<f64>();
         }
         self.uniform_first(purpose, first)

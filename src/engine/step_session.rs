@@ -19,7 +19,7 @@ use rand::Rng;
 use super::arrive::run_workload_block;
 use super::code::{Code, Expr, Stmt};
 use super::end_session::{LIVELOCK, end_closed_session};
-use super::eval::{Cx, Fault, Moment, ScanKey, eval, eval_key};
+use super::eval::{Cx, Fault, Moment, ScanKey, eval, eval_key, uniform_in};
 use super::hold::{Step, drop_cached, end_hold, grow, join_hold, load, release};
 use super::interface::{MAX_CHOOSE_COUNT, RunError};
 use super::resources::ChooseScratch;
@@ -359,30 +359,27 @@ fn choose_by<const K: usize>(
 /// a thousand trips through the stream's checks). Ties go to the smaller
 /// j, as in [`choose_by`]; a NaN key never wins.
 fn choose_by_uniform(n: usize, a: f64, b: f64, cx: &mut Cx<'_>) -> f64 {
-    let key = |u: f64| a + (b - a) * u;
-    let mut best = key(cx.uniform());
-    let mut best_j = 0;
+    let mut best = (uniform_in(a, b, cx.uniform()), 0);
     let mut j = 1;
     // The first draws of a per-session stream come from the shared blocks.
-    while j < n {
-        if let Some(rng) = cx.rng.own_generator() {
-            for j in j..n {
-                let k = key(rng.random::<f64>());
-                if k < best {
-                    best = k;
-                    best_j = j;
-                }
-            }
-            break;
-        }
-        let k = key(cx.uniform());
-        if k < best {
-            best = k;
-            best_j = j;
-        }
+    while j < n && cx.rng.own_generator().is_none() {
+        keep_least(&mut best, uniform_in(a, b, cx.uniform()), j);
         j += 1;
     }
-    best_j as f64
+    if let Some(rng) = cx.rng.own_generator() {
+        for j in j..n {
+            keep_least(&mut best, uniform_in(a, b, rng.random::<f64>()), j);
+        }
+    }
+    best.1 as f64
+}
+
+/// `best` (key, candidate) becomes (`k`, `j`) if `k` is strictly less.
+#[inline(always)]
+fn keep_least(best: &mut (f64, usize), k: f64, j: usize) {
+    if k < best.0 {
+        *best = (k, j);
+    }
 }
 
 /// [`choose_loop`] for a longer key tuple, in the scratch buffers.
