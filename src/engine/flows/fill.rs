@@ -12,7 +12,6 @@ use super::{
     F_FROZEN, F_SEEN, FlowSystem, Mark, MarkKind, NONE, S_FILLED, S_LARGE, S_VISITED, each_other,
     same_level, stages_of,
 };
-use std::cmp::Reverse;
 
 impl FlowSystem {
     /// `min over s of φ_s / n_s` for the flow in slot `f`.
@@ -139,11 +138,11 @@ impl FlowSystem {
             if n > 0 {
                 e.cand = self.flows_on.capacity(s) / f64::from(n);
                 e.low = e.cand;
-                sc.marks.push(Reverse(Mark::new(e.cand, MarkKind::Fill, s)));
+                sc.marks.push(Mark::new(e.cand, MarkKind::Fill, s));
             }
         }
         let mut current = 0.0_f64;
-        while let Some(Reverse(mark)) = sc.marks.pop() {
+        while let Some(mark) = sc.marks.pop() {
             let (s, candidate) = (mark.stage(), mark.level());
             let filled = sc.sflags(s) & S_FILLED != 0;
             let e = &mut sc.stage[s as usize];
@@ -154,8 +153,8 @@ impl FlowSystem {
             if candidate < e.cand {
                 e.low = e.cand;
                 let again = Mark::new(e.cand, MarkKind::Fill, s);
-                if sc.marks.peek().is_some_and(|&Reverse(next)| next < again) {
-                    sc.marks.push(Reverse(again));
+                if sc.marks.peek().is_some_and(|next| next < again) {
+                    sc.marks.push(again);
                     continue;
                 }
                 // It would pop next: it fills now.
@@ -191,7 +190,7 @@ impl FlowSystem {
                         e.cand = (e.residual / f64::from(e.unfrozen)).max(current);
                         if e.cand < e.low {
                             e.low = e.cand;
-                            sc.marks.push(Reverse(Mark::new(e.cand, MarkKind::Fill, t)));
+                            sc.marks.push(Mark::new(e.cand, MarkKind::Fill, t));
                         }
                     }
                 });

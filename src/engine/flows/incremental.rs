@@ -45,7 +45,6 @@ use super::{
     S_REPLAY_SCHEDULED, S_REPLAYED, S_VISITED, Scratch, TOL, at, at_mut, each_other, find_other,
     same_level, same_level_flat, select_f64, stages_of,
 };
-use std::cmp::Reverse;
 
 impl FlowSystem {
     /// Updates the `maxmin` rates after the starts and finishes since the
@@ -155,13 +154,13 @@ impl<'a> Walk<'a> {
     }
 
     fn push_mark(&mut self, level: f64, kind: MarkKind, stage: u32) {
-        self.sc.marks.push(Reverse(Mark::new(level, kind, stage)));
+        self.sc.marks.push(Mark::new(level, kind, stage));
     }
 
     /// Walks the levels upwards until no stage is left to fill or replay.
     fn run(&mut self) {
         let mut current = 0.0_f64;
-        while let Some(Reverse(mark)) = self.sc.marks.pop() {
+        while let Some(mark) = self.sc.marks.pop() {
             let (level, stage) = (mark.level(), mark.stage());
             match mark.kind() {
                 MarkKind::Fill => {
@@ -206,16 +205,11 @@ impl<'a> Walk<'a> {
         let cand = e.cand;
         e.low = cand;
         let again = Mark::new(cand, MarkKind::Fill, s);
-        if self
-            .sc
-            .marks
-            .peek()
-            .is_none_or(|&Reverse(next)| again <= next)
-        {
+        if self.sc.marks.peek().is_none_or(|next| again <= next) {
             // It would pop next: fill now instead of a push and a pop.
             return Some(cand);
         }
-        self.sc.marks.push(Reverse(again));
+        self.sc.marks.push(again);
         None
     }
 

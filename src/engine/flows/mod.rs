@@ -48,6 +48,7 @@ mod fill;
 mod heap;
 mod incidence;
 mod incremental;
+mod mark_heap;
 #[cfg(test)]
 mod oracle;
 #[cfg(test)]
@@ -58,10 +59,9 @@ mod tests;
 use crate::ir::Share;
 use heap::IndexedHeap;
 use incidence::Incidence;
+use mark_heap::MarkHeap;
 use slotmap::{SlotMap, new_key_type};
 use smallvec::SmallVec;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// No stage / no flow.
 const NONE: u32 = u32::MAX;
@@ -395,6 +395,10 @@ fn find_other(
 struct Mark(u128);
 
 impl Mark {
+    /// Above every mark (a level's bits are at most ∞'s): the mark heap's
+    /// sentinel.
+    const MAX: Mark = Mark(u128::MAX);
+
     fn new(level: f64, kind: MarkKind, stage: u32) -> Mark {
         debug_assert!(level >= 0.0, "a level is not negative");
         // `+ 0.0` turns a −0 into +0, whose bits order below every level.
@@ -472,7 +476,7 @@ struct Scratch {
     flows: Vec<u32>,
     /// The events of a filling or of the incremental walk, fills among
     /// them.
-    marks: BinaryHeap<Reverse<Mark>>,
+    marks: MarkHeap,
 }
 
 // Stage flags.
