@@ -10,12 +10,8 @@ const ABSENT: u32 = u32::MAX;
 /// A key: a time or a level, then a tie-breaker (start order, stage index).
 pub(super) type Key = (f64, u64);
 
-/// `a < b`, computed in full (`|` and `&`, not `||` and `&&`): a sift's
-/// compares are as random as the keys, so a branch on each part would be
-/// mispredicted as often as not.
-#[inline(always)]
 fn less(a: Key, b: Key) -> bool {
-    (a.0 < b.0) | ((a.0 == b.0) & (a.1 < b.1))
+    a.0 < b.0 || (a.0 == b.0 && a.1 < b.1)
 }
 
 /// The heap. `pos[item]` is the item's place in `heap`, or `ABSENT`; each
@@ -86,8 +82,11 @@ impl IndexedHeap {
                 return p;
             }
             let r = l + 1;
-            // The lesser child, by arithmetic rather than a branch.
-            let c = l + usize::from(r < n && less(self.heap[r].0, self.heap[l].0));
+            let c = if r < n && less(self.heap[r].0, self.heap[l].0) {
+                r
+            } else {
+                l
+            };
             self.heap[p] = self.heap[c];
             self.pos[self.heap[p].1 as usize] = p as u32;
             p = c;
@@ -166,8 +165,11 @@ impl IndexedHeap {
                 break;
             }
             let r = l + 1;
-            // The lesser child, by arithmetic rather than a branch.
-            let c = l + usize::from(r < n && less(self.heap[r].0, self.heap[l].0));
+            let c = if r < n && less(self.heap[r].0, self.heap[l].0) {
+                r
+            } else {
+                l
+            };
             if !less(self.heap[c].0, entry.0) {
                 break;
             }

@@ -43,7 +43,7 @@ use super::incidence::View;
 use super::{
     Entry, F_FROZEN, F_TOUCHED, Flow, FlowSystem, Mark, MarkKind, NONE, S_FILLED,
     S_REPLAY_SCHEDULED, S_REPLAYED, S_VISITED, Scratch, TOL, at, at_mut, each_other, find_other,
-    same_level, same_level_flat, select_f64, stages_of,
+    same_level, select_f64, stages_of,
 };
 
 impl FlowSystem {
@@ -237,12 +237,10 @@ impl<'a> Walk<'a> {
         for &f in self.on(s) {
             let e = self.entry(f);
             let ff = e.flags(self.epoch);
-            if ff & (F_FROZEN | F_TOUCHED) != 0 {
-                // Frozen (its new rate is spent) or rising: selects, not a
-                // second branch (which of the two is as random as `f`).
-                let frozen = ff & F_FROZEN != 0;
-                residual -= select_f64(frozen, e.new_rate, 0.0);
-                unfrozen += u32::from(!frozen);
+            if ff & F_FROZEN != 0 {
+                residual -= e.new_rate;
+            } else if ff & F_TOUCHED != 0 {
+                unfrozen += 1;
             } else {
                 let (rate, b, pair) = (e.rate, e.froze_at, e.pair);
                 debug_assert!(
@@ -275,10 +273,9 @@ impl<'a> Walk<'a> {
                     unfrozen += 1;
                     releasing |= b == s;
                     each_other(pair, flows, f, s, |t| {
-                        // One branch on the whole test (`&`, not `&&`): each
-                        // part is as random as `t`.
-                        let clean = self.sc.sflags(t) & (S_VISITED | S_REPLAY_SCHEDULED) == 0;
-                        if clean & ((t == b) | same_level_flat(self.old_level(t), rate)) {
+                        if self.sc.sflags(t) & S_VISITED == 0
+                            && (t == b || same_level(self.old_level(t), rate))
+                        {
                             self.schedule_replay(t, current);
                         }
                     });

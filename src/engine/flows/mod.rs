@@ -80,14 +80,6 @@ fn same_level(a: f64, b: f64) -> bool {
     a == b || hi - lo <= TOL * hi
 }
 
-/// [`same_level`] without a branch: both tests are made and or-ed, for a
-/// caller that folds it into one test of its own.
-#[inline(always)]
-fn same_level_flat(a: f64, b: f64) -> bool {
-    let (hi, lo) = if a > b { (a, b) } else { (b, a) };
-    (a == b) | (hi - lo <= TOL * hi)
-}
-
 new_key_type! {
     /// A stable handle to a flow (a slotmap key), so a handle to a finished
     /// flow never names the flow that reuses its slot.
