@@ -3,10 +3,11 @@
 //!
 //! A solve pushes and pops a few dozen marks; with four children a node the
 //! heap is half as deep as a binary one, and the least of a node's children
-//! is found by compares whose results select (no branch): a pop's cost is
-//! a few levels of straight-line code, not a mispredicted branch a level.
-//! Slots past the last mark hold [`Mark::MAX`], so every node with a child
-//! has four, and the choice among them needs no bound check.
+//! is found by compares whose results select: a level of a pop branches
+//! only on whether to stop there. Slots past the last mark hold
+//! [`Mark::MAX`], so every node with a child has four, and the choice
+//! among them needs no bound check. The pop is inlined where the walk
+//! calls it (docs/development.md says what a call a pop cost).
 //!
 //! Architecture invariant: the heap's pops are the marks in ascending
 //! order; marks that compare equal are equal, so the order of a solve's
