@@ -239,20 +239,21 @@ impl<'a> Walk<'a> {
     /// that stays below φ ([`Walk::stays_slack`]).
     #[inline]
     fn make_dirty(&mut self, s: u32, current: f64) {
-        if self.sc.sflags(s) & (S_VISITED | S_REPLAYED) == 0 && !self.stays_slack(s, current) {
+        if self.sc.sflags(s) & (S_VISITED | S_REPLAYED) == 0
+            && (self.old_level(s) != f64::INFINITY || !self.stays_slack(s, current))
+        {
             self.make_clean_dirty(s, current);
         }
     }
 
-    /// Whether clean stage `s` can stay clean at `current`: it filled no
-    /// flow before, and the bound on its new load of the module's comment
+    /// Whether clean stage `s`, which filled no flow before (its caller
+    /// tests that inline, sparing a call for the others), can stay clean
+    /// at `current`: the bound on its new load of the module's comment
     /// stays below φ, by [`SLACK_MARGIN`]. With touched flows still
     /// rising, a seed is pushed where the bound would reach φ.
     #[inline(never)]
     fn stays_slack(&mut self, s: u32, current: f64) -> bool {
-        if self.old_level(s) != f64::INFINITY {
-            return false;
-        }
+        debug_assert!(self.old_level(s) == f64::INFINITY, "a slack stage");
         let mut load = 0.0;
         let mut rising = 0u32;
         for &f in self.on(s) {
