@@ -126,6 +126,12 @@ impl IndexedHeap {
         }
     }
 
+    /// `item`'s key, if present.
+    pub(super) fn key(&self, item: u32) -> Option<Key> {
+        let p = *self.pos.get(item as usize)?;
+        (p != ABSENT).then(|| self.heap[p as usize].0)
+    }
+
     /// The least item and its key.
     pub(super) fn peek(&self) -> Option<(u32, Key)> {
         self.heap.first().map(|&(key, it)| (it, key))

@@ -32,7 +32,8 @@
 //!   starts from;
 //! * `flows_on[s][flow.pos[k]] == flow` for `s = flow.stages[k]` (back-index);
 //! * every flow of positive rate is in the end heap, keyed by (end, start
-//!   order); no other is;
+//!   order), or (past [`EVERY_FLOW_LIMIT`] flows, marked `early`) by a key
+//!   below its end; no other is, and the top is never `early`;
 //! * a [`FlowId`] is a slotmap key naming one flow for its life; inside, a
 //!   flow is a dense slot (`u32`) that the incidence arrays, heaps and
 //!   scratch index, reused after it finishes.
@@ -310,6 +311,12 @@ fn select_f64(cond: bool, a: f64, b: f64) -> f64 {
     f64::from_bits((a.to_bits() & mask) | (b.to_bits() & !mask))
 }
 
+/// Sets slot `i`'s `early` flag to `to`, keeping the count of those set.
+fn mark_early(early: &mut [bool], earlies: &mut usize, i: u32, to: bool) {
+    let was = std::mem::replace(&mut early[i as usize], to);
+    *earlies = *earlies + usize::from(to) - usize::from(was);
+}
+
 /// Appends `x` to `v` if `cond`, without a branch on `cond`: `x` is written
 /// past the end either way and the length grows by `cond` (the walk's
 /// "first time this stage is met" tests are as random as the stages).
@@ -584,8 +591,17 @@ pub struct FlowSystem {
     free: Vec<u32>,
     next_order: u64,
     /// Flow ends: slot → (end, start order), each as of the flow's
-    /// `k_mark` (the top one as of the last solve).
+    /// `k_mark` (the top one as of the last solve), or below the end for a
+    /// slot marked `early`.
     ends: IndexedHeap,
+    /// `early[slot]`: in a system past [`EVERY_FLOW_LIMIT`], the slot's end
+    /// moved later (its rate dropped) and its heap key stayed, a bound
+    /// below the end, re-keyed only if it reaches the top
+    /// ([`FlowSystem::exact_early_top`]): about half the rates a solve
+    /// changes drop, and the bound spares their heap moves.
+    early: Vec<bool>,
+    /// How many slots are `early`.
+    earlies: usize,
     /// The times of the solves numbered `first_solve ..`: the last one's,
     /// and those some flow has not yet applied.
     solve_times: Vec<f64>,
@@ -641,6 +657,8 @@ impl FlowSystem {
             free: Vec::new(),
             next_order: 0,
             ends: IndexedHeap::default(),
+            early: Vec::new(),
+            earlies: 0,
             solve_times: Vec::new(),
             solve_gaps: Vec::new(),
             first_solve: 0,
@@ -687,6 +705,7 @@ impl FlowSystem {
             None => {
                 self.flows.push(Flow::default());
                 self.entries.push(Entry::default());
+                self.early.push(false);
                 (self.flows.len() - 1) as u32
             }
         };
@@ -749,6 +768,8 @@ impl FlowSystem {
             }
         }
         self.ends.remove(index);
+        self.clear_early(index);
+        self.exact_early_top();
         let f = &mut self.flows[index as usize];
         f.stages = flow;
         f.pos = pos;
@@ -772,6 +793,9 @@ impl FlowSystem {
             let gap = self.solve_times.last().map_or(0.0, |&t| now - t);
             self.solve_times.push(now);
             self.solve_gaps.push(gap);
+            // Keys are as of each flow's `k_mark` again, and within
+            // [`drift`] of its end: no bound stays below one.
+            self.rekey_earlies();
         }
         self.scratch
             .begin(self.flows_on.stages(), &mut self.entries);
@@ -800,6 +824,7 @@ impl FlowSystem {
             self.exact_top();
             self.trim_solve_times();
         }
+        self.exact_early_top();
         self.settle_loads();
     }
 
@@ -860,6 +885,42 @@ impl FlowSystem {
         }
     }
 
+    /// Re-keys the top of the end heap while it is `early`: every other
+    /// key is at or below its flow's end, so a top that is not `early` is
+    /// the next end.
+    fn exact_early_top(&mut self) {
+        while self.earlies > 0 {
+            let Some((top, _)) = self.ends.peek() else {
+                return;
+            };
+            if !self.early[top as usize] {
+                return;
+            }
+            self.clear_early(top);
+            self.rekey_advanced(top);
+        }
+    }
+
+    /// Gives every `early` slot its end.
+    fn rekey_earlies(&mut self) {
+        if self.earlies == 0 {
+            return;
+        }
+        for i in 0..self.early.len() as u32 {
+            if self.early[i as usize] {
+                self.clear_early(i);
+                let f = &self.flows[i as usize];
+                let end = f.end(self.entries[i as usize].rate);
+                self.ends.set(i, (end, f.order));
+            }
+        }
+    }
+
+    /// Slot `i`'s heap key is its end, or it is not in the heap.
+    fn clear_early(&mut self, i: u32) {
+        mark_early(&mut self.early, &mut self.earlies, i, false);
+    }
+
     /// Advances slot `i` (in the end heap) and gives it its end anew.
     fn rekey_advanced(&mut self, i: u32) {
         self.catch_up(i);
@@ -891,6 +952,8 @@ impl FlowSystem {
                 flows[i as usize].order,
             )
         });
+        self.early.iter_mut().for_each(|e| *e = false);
+        self.earlies = 0;
         let last = *self.solve_times.last().expect("a solve pushed its time");
         self.first_solve = self.next_solve() - 1;
         self.solve_times.clear();
@@ -1035,6 +1098,7 @@ impl FlowSystem {
     /// Gives every flow of `scratch.flows` its new rate; a flow whose rate
     /// changes is advanced to `now` and gets a new end.
     fn apply(&mut self, now: f64) {
+        let large = self.handles.len() > EVERY_FLOW_LIMIT;
         for k in 0..self.scratch.flows.len() {
             let i = self.scratch.flows[k];
             let e = &mut self.entries[i as usize];
@@ -1057,9 +1121,17 @@ impl FlowSystem {
                 } else {
                     now + f.remaining / rate
                 };
-                self.ends.set(i, (end, f.order));
+                let key = (end, f.order);
+                // An end that moves later in a large system keeps its
+                // key, below the end (see `early`).
+                let early = large && self.ends.key(i).is_some_and(|old| old <= key);
+                if !early {
+                    self.ends.set(i, key);
+                }
+                mark_early(&mut self.early, &mut self.earlies, i, early);
             } else {
                 self.ends.remove(i);
+                mark_early(&mut self.early, &mut self.earlies, i, false);
             }
             let pair = e.pair;
             for &s in stages_of(&pair, &self.flows, i) {
