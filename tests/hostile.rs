@@ -166,6 +166,19 @@ fn nested_calls_as_deep_as_the_parser_allows_read_back_from_ir() {
     assert_eq!(back, p);
 }
 
+/// Found by `run_bounded`: a `branch` in `init` (refused) lowered its arms
+/// into blocks before `turn` and the session had theirs, so they took
+/// another block's number (a debug build's assertion panicked). Both
+/// blocks' `branch`es are reported, each in its own block's words.
+#[test]
+fn a_branch_in_the_workload_blocks_is_refused_in_each() {
+    let messages = refused(
+        "stage s : delay;\nworkload { arrive closed(2); init { branch (0.5) { set x = 1; } else { set x = 2; } }\n  turn { branch (0.5) { set y = 1; } } }\nsession { run s (1); turn; }\nrun { horizon 10; }\n",
+    );
+    assert_mentions(&messages, &["`init` block has a `branch`"]);
+    assert_mentions(&messages, &["`turn` block has a `branch`"]);
+}
+
 // ----- defs ----------------------------------------------------------------
 
 #[test]

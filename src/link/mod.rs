@@ -185,9 +185,11 @@ pub fn link_sources(
     let hidden = l.hidden(&parts.hidden);
     l.set_then_header(&session);
     l.stage_kinds_and_caps();
-    for (b, stmts) in [&init, &turn, &session].into_iter().enumerate() {
-        let id = l.new_block();
-        debug_assert_eq!(id, b, "init, turn and session are blocks 0, 1, 2");
+    // The three ids first: a block nested in one (a `branch` in `init`,
+    // which `check_workload_block` refused) must not take the next one's.
+    let ids = [l.new_block(), l.new_block(), l.new_block()];
+    debug_assert_eq!(ids, [0, 1, 2], "init, turn and session are blocks 0, 1, 2");
+    for (stmts, id) in [&init, &turn, &session].into_iter().zip(ids) {
         l.lower_block(stmts, id);
     }
     let arrival = l.arrival(parts.arrive.as_ref());
