@@ -20,7 +20,7 @@ use super::pool::{Blocked, PoolLevels, PoolStats, Waiters};
 use super::resources::Census;
 use super::serving::EPS;
 use super::serving::order::strictly_before;
-use super::session::{Frame, FrameKind, Held, HoldFrame, PoolDealings, Wait};
+use super::session::{Frame, FrameKind, Held, HoldFrame, Holding, PoolDealings, Wait};
 use super::sim::{Sim, check_amount, lost};
 use crate::ir::{Ctx, SLOT_CACHED};
 
@@ -298,11 +298,17 @@ fn enter_hold(
     let admission = census.admissions;
     census.admissions += 1;
     for h in &held {
-        match d.holdings.iter_mut().find(|x| x.0 == h.pool) {
-            Some(x) => x.1 += 1,
-            None => d.holdings.push((h.pool, 1)),
+        match d.holdings.iter_mut().find(|x| x.pool == h.pool) {
+            Some(x) => {
+                x.count += 1;
+                x.admission = admission;
+            }
+            None => d.holdings.push(Holding {
+                pool: h.pool,
+                count: 1,
+                admission,
+            }),
         }
-        d.forgotten.retain(|&mut p| p != h.pool);
     }
     d.wait = Wait::None;
     d.admission = Some(admission);

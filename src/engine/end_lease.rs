@@ -34,11 +34,8 @@ pub fn end_lease(code: &Code, sim: &mut Sim, index: u32, id: u64) -> Result<(), 
         return Ok(());
     };
     let lease = d.leases.remove(k);
-    // 0.1.0 forgets the session's admission on the pool when a lease of it
-    // there ends (tests/serving/preempt_lifo_passes_over_an_ended_lease).
-    if !d.forgotten.contains(&lease.pool) {
-        d.forgotten.push(lease.pool);
-    }
+    // `give_back` drops the session's record on the pool: 0.1.0 forgets
+    // its admission there (tests/serving/preempt_lifo_passes_over_an_ended_lease).
     sim.give_back(e, lease.pool, lease.units);
     let kept = lease_kept(code, sim, e, &lease)?;
     keep(code, sim, e, lease.pool as usize, kept)?;

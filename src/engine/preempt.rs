@@ -5,11 +5,15 @@
 //! queue to be admitted again, `computed` set to the position it reached.
 //!
 //! Invariants: a victim holds the pool in a hold frame (a lease is never
-//! a victim) and no lease of it on the pool ended since its admission
-//! there (0.1.0 forgets that admission: `PoolDealings::forgotten`); for a pool that is some engine's `memory`, the victims are
-//! those engines' residents; the releases of a preemption run no
-//! admission pass (the victim, and anyone its releases would let in, is
-//! admitted at the next event's settle at the earliest).
+//! a victim) and no allocation of it on the pool ended since its latest
+//! admission there (0.1.0 then forgets that admission: the session has no
+//! [`Holding`] there, though an outer hold may still hold the pool); for
+//! a pool that is some engine's `memory`, the victims are those engines'
+//! residents, latest by their sessions' latest admission anywhere, and for
+//! any other pool the holders, latest by their admission on the pool; the
+//! releases of a preemption run no admission pass (the victim, and anyone
+//! its releases would let in, is admitted at the next event's settle at
+//! the earliest).
 
 use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
@@ -37,42 +41,42 @@ pub struct Taken {
     pub resident: Option<(u32, f64, Mode, f64)>,
 }
 
-/// Whether session `e` holds pool member `p` in a hold frame and 0.1.0
-/// still knows its admission there (a lease of it on `p` that ended since
-/// makes it forget: the session is then no victim until admitted again).
-fn holds(sim: &Sim, e: Entity, p: u32) -> bool {
-    sim.store.dealings.get(e).is_ok_and(|d| {
-        d.0.as_deref().is_some_and(|d| !d.forgotten.contains(&p))
-            && d.holds()
-                .iter()
-                .any(|h| h.pools.iter().any(|x| x.pool == p && !x.released))
-    })
-}
-
-fn admission_of(sim: &Sim, e: Entity) -> f64 {
-    sim.store
-        .dealings
-        .get(e)
-        .ok()
-        .and_then(|d| d.0.as_deref().and_then(|d| d.admission))
-        .map_or(-1.0, |a| a as f64)
+/// If session `e` holds pool member `p` in a hold frame and 0.1.0 still
+/// knows its admission there (its [`Holding`] on `p`: an allocation of it
+/// there that ended since drops it, and the session is no victim until
+/// admitted there again), the number of that admission and of its latest
+/// admission anywhere.
+fn admissions(sim: &Sim, e: Entity, p: u32) -> Option<(u64, u64)> {
+    let d = sim.store.dealings.get(e).ok()?;
+    let pd = d.0.as_deref()?;
+    let on_pool = pd.holdings.iter().find(|h| h.pool == p)?.admission;
+    let held = pd
+        .holds
+        .iter()
+        .any(|h| h.pools.iter().any(|x| x.pool == p && !x.released));
+    held.then(|| (on_pool, pd.admission.unwrap_or(on_pool)))
 }
 
 /// The victim for pool `p`: the candidate holder of the latest admission.
 pub fn victim(code: &Code, sim: &mut Sim, p: usize) -> Option<Entity> {
     let pool = p as u32;
-    let mut best: Option<(Entity, f64)> = None;
+    let mut best: Option<(Entity, u64)> = None;
     let memory_of = &code.pools[p].memory_of;
     if memory_of.is_empty() {
-        // The sessions admitted to the pool since, still holding it.
+        // The sessions admitted to the pool since, still holding it; the
+        // latest by their admission on this pool (an admission on another
+        // pool since does not count: tests/serving/preempt_lifo_plain_pool_orders_by_admission_there).
         let mut list = std::mem::take(&mut sim.kv.lifo_holders[p]);
-        list.retain(|&e| holds(sim, e, pool));
-        for &e in &list {
-            let a = admission_of(sim, e);
+        // A session dropped here is pushed again when admitted there again.
+        list.retain(|&e| {
+            let Some((a, _)) = admissions(sim, e, pool) else {
+                return false;
+            };
             if best.is_none_or(|(_, b)| a > b) {
                 best = Some((e, a));
             }
-        }
+            true
+        });
         sim.kv.lifo_holders[p] = list;
     } else {
         for &s in memory_of.iter() {
@@ -83,11 +87,10 @@ pub fn victim(code: &Code, sim: &mut Sim, p: usize) -> Option<Entity> {
                 continue;
             };
             for r in &engine.residents {
-                if holds(sim, r.session, pool) {
-                    let a = admission_of(sim, r.session);
-                    if best.is_none_or(|(_, b)| a > b) {
-                        best = Some((r.session, a));
-                    }
+                if let Some((_, a)) = admissions(sim, r.session, pool)
+                    && best.is_none_or(|(_, b)| a > b)
+                {
+                    best = Some((r.session, a));
                 }
             }
         }

@@ -215,6 +215,22 @@ pub enum Wait {
     },
 }
 
+/// A session's record on one pool, as 0.1.0 keeps it: made or renewed by
+/// every hold admitted there, dropped whole when any allocation of the
+/// session there ends (a hold's end or `release`, a preemption, a
+/// lease's end), though an outer hold may still hold the pool. A hold that
+/// ends in a lease keeps it. `holders(p)` counts `count`, and `preempt
+/// lifo` takes only a session with a record (engine/preempt.rs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Holding {
+    /// The pool member.
+    pub pool: u32,
+    /// Allocations counted in the pool's `holders`.
+    pub count: u32,
+    /// The number of the latest admission there (the `admission` order).
+    pub admission: u64,
+}
+
 /// A session's dealings with pools.
 #[derive(Clone, Debug, Default)]
 pub struct PoolDealings {
@@ -222,16 +238,13 @@ pub struct PoolDealings {
     pub holds: Vec<HoldFrame>,
     /// Leases, oldest first.
     pub leases: Vec<Lease>,
-    /// Allocations counted in each pool's `holders`: (pool, count).
-    pub holdings: SmallVec<[(u32, u32); 4]>,
+    /// Its allocations on each pool, as 0.1.0 records them (one record
+    /// per pool, see [`Holding`]).
+    pub holdings: SmallVec<[Holding; 4]>,
     /// What it waits for (a hold's admission or a stalled grow).
     pub wait: Wait,
     /// Its latest hold admission's number (spec §8.1 `admission`), if any.
     pub admission: Option<u64>,
-    /// Pools on which a lease of it ended since it was last admitted there:
-    /// 0.1.0 then forgets its admission there, so `preempt lifo` passes it
-    /// over (engine/preempt.rs).
-    pub forgotten: SmallVec<[u32; 2]>,
     /// The stage member of its latest job (a preemption looks there).
     pub at_stage: Option<u32>,
 }
@@ -244,7 +257,6 @@ impl PoolDealings {
         self.holdings.clear();
         self.wait = Wait::None;
         self.admission = None;
-        self.forgotten.clear();
         self.at_stage = None;
     }
 }

@@ -26,7 +26,7 @@ use super::pool::{PoolLevels, PoolStats, Waiters, Waiting};
 use super::replay::Replay;
 use super::resources::{Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready};
 use super::rng::{Purpose, Streams};
-use super::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
+use super::session::{AttrRows, Continuation, Dealings, Draws, Holding, Life, Vacant};
 use super::stage::{Service, StageLoad, StageStats};
 
 /// The entities' components, by kind.
@@ -348,11 +348,12 @@ impl Sim<'_, '_> {
     }
 }
 
-/// Removes a session's holders count on pool member `p` from its
-/// `holdings` and returns it (0 if it has none there).
-pub fn take_holding(holdings: &mut SmallVec<[(u32, u32); 4]>, p: u32) -> u32 {
-    match holdings.iter().position(|h| h.0 == p) {
-        Some(i) => holdings.swap_remove(i).1,
+/// Drops a session's record on pool member `p` from its `holdings` (an
+/// allocation of it there ended) and returns its holders count there (0
+/// if it has none).
+pub fn take_holding(holdings: &mut SmallVec<[Holding; 4]>, p: u32) -> u32 {
+    match holdings.iter().position(|h| h.pool == p) {
+        Some(i) => holdings.swap_remove(i).count,
         None => 0,
     }
 }
