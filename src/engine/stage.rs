@@ -754,8 +754,10 @@ pub fn issue_ps_finish(
         && phi > 0.0
     {
         let n = ps.jobs.len() as f64;
+        // `n / phi` first, as 0.1.0 rounds it; a head whose tag rounded
+        // just below V (equal tags, one left) ends now, never before.
         events.schedule(
-            now + (head.tag - ps.v) * n / phi,
+            (now + (head.tag - ps.v) * (n / phi)).max(now),
             EventKind::PsEnd(index as u32, *live),
         );
     }
