@@ -69,8 +69,9 @@ struct Validator<'a> {
     errors: Vec<IrError>,
     /// The block and statement being checked.
     at: Option<(usize, usize)>,
-    /// Pool families (bases) some hold leases.
-    leased: Vec<usize>,
+    /// The pool references some hold leases, as written (0.1.0 matches a
+    /// `release` outside a hold to one of them by its text, index included).
+    leased: Vec<&'a CRef>,
     /// Stage members that are shared.
     shared: Vec<bool>,
     /// How deep the block being checked is nested.
@@ -178,7 +179,7 @@ impl Validator<'_> {
                 ..
             } = stmt
             {
-                self.leased.push(r.base);
+                self.leased.push(r);
             }
         }
         for root in [p.init, p.turn, p.session] {
@@ -772,7 +773,7 @@ impl Validator<'_> {
             Stmt::Release(r) => {
                 if self.cref(r, false, Moment::Session)
                     && !holds.contains(r)
-                    && !self.leased.contains(&r.base)
+                    && !self.leased.contains(&r)
                 {
                     let text = ref_text(self.p, r, false);
                     self.err("hold-scope", format!(
