@@ -266,19 +266,40 @@ pub struct Ps {
 impl Ps {
     /// Moves virtual time to `now` at the rate φ/n fixed at the last issue.
     fn advance(&mut self, now: f64) {
-        if self.n > 0.0 && now > self.tlast {
-            self.v += (now - self.tlast) * self.phi / self.n;
-        }
+        self.v = self.v_at(now);
         self.tlast = now;
     }
 
-    fn remaining(&self, now: f64) -> f64 {
-        let v = if self.n > 0.0 && now > self.tlast {
-            self.v + (now - self.tlast) * self.phi / self.n
+    /// Virtual time at `now`. As in 0.1.0 it moves even when no time has
+    /// passed: under `ps(inf)` that is 0 · inf, NaN, for good, and every job
+    /// that joins after it has a NaN tag, ordered before every number and
+    /// among themselves by joining (see [`Ps::tag`]).
+    fn v_at(&self, now: f64) -> f64 {
+        if self.n > 0.0 {
+            let v = self.v + (now - self.tlast) * self.phi / self.n;
+            // One NaN whatever the hardware makes of 0 · inf: the sign
+            // `total_cmp` puts first.
+            if v.is_nan() { -f64::NAN } else { v }
         } else {
             self.v
-        };
-        self.jobs.iter().map(|j| j.tag - v).sum()
+        }
+    }
+
+    /// The tag of a job of `work` joining now (after [`Ps::advance`]).
+    fn tag(&self, work: f64) -> f64 {
+        if self.v.is_nan() {
+            self.v
+        } else {
+            self.v + work
+        }
+    }
+
+    /// Work left at `now`. Each job counts at least 0, as in 0.1.0: a tag
+    /// that rounding left just below V counts 0, and so does a NaN one
+    /// (`f64::max` ignores NaN).
+    fn remaining(&self, now: f64) -> f64 {
+        let v = self.v_at(now);
+        self.jobs.iter().map(|j| (j.tag - v).max(0.0)).sum()
     }
 }
 
@@ -570,7 +591,7 @@ pub fn join(
             let order = ps.order;
             ps.order += 1;
             ps.jobs.push(PsJob {
-                tag: ps.v + work,
+                tag: ps.tag(work),
                 order,
                 session,
                 arrived: now,
@@ -754,10 +775,11 @@ pub fn issue_ps_finish(
         && phi > 0.0
     {
         let n = ps.jobs.len() as f64;
-        // `n / phi` first, as 0.1.0 rounds it; a head whose tag rounded
-        // just below V (equal tags, one left) ends now, never before.
+        // Work over the rate φ/n, rounded as 0.1.0 rounds it; a head whose
+        // tag rounded just below V (equal tags, one left) ends now, never
+        // before, and so does one with a NaN tag (`f64::max` ignores NaN).
         events.schedule(
-            (now + (head.tag - ps.v) * (n / phi)).max(now),
+            (now + (head.tag - ps.v) / (phi / n)).max(now),
             EventKind::PsEnd(index as u32, *live),
         );
     }
