@@ -276,7 +276,7 @@ impl Ps {
     /// among themselves by joining (see [`Ps::tag`]).
     fn v_at(&self, now: f64) -> f64 {
         if self.n > 0.0 {
-            let v = self.v + (now - self.tlast) * self.phi / self.n;
+            let v = self.v + (now - self.tlast) * (self.phi / self.n);
             // One NaN whatever the hardware makes of 0 · inf: the sign
             // `total_cmp` puts first.
             if v.is_nan() { -f64::NAN } else { v }
