@@ -221,6 +221,18 @@ impl<'a> View<'a> {
         unsafe { self.spans.get_unchecked(s as usize).capacity }
     }
 
+    /// Stage `s`'s (φ, level, load), unchecked in a release build.
+    ///
+    /// # Safety
+    /// `s` is a stage index.
+    #[inline(always)]
+    pub(super) unsafe fn record_unchecked(&self, s: u32) -> (f64, f64, f64) {
+        debug_assert!((s as usize) < self.spans.len(), "stage {s} in range");
+        // SAFETY: the caller's.
+        let sp = unsafe { self.spans.get_unchecked(s as usize) };
+        (sp.capacity, sp.level, sp.load)
+    }
+
     /// Stage `s`'s level of the last solve, unchecked in a release build.
     ///
     /// # Safety

@@ -43,10 +43,13 @@
 //! being touched, which calls on its stages again, nor changes its rate
 //! without telling them), and each touched one still rising at least at
 //! the level. With rising flows it cannot fill below `room / rising`, and
-//! a seed at that level looks at it again. A stage that stays clean binds
-//! no flow, so the max-min rates are those of the system without it, and
-//! it costs the walk neither its scan, nor the replays its flows would
-//! schedule, nor a fill mark.
+//! a seed at that level looks at it again, unless the rising flows cannot
+//! fill it at any level: each reaches at most the residual of a dirty
+//! stage of it (φ minus the final rates frozen there). A stage that stays
+//! clean binds no flow, so the max-min rates are those of the system
+//! without it, and it costs the walk neither its scan, nor the replays its
+//! flows would schedule, nor a fill mark. A drop of a flow's rate can only
+//! lower that bound, so it needs no look at all ([`Walk::tell_changed`]).
 //!
 //! Levels within [`TOL`] of a stage's old λ take the old λ, and a rate within
 //! [`TOL`] of the flow's old rate keeps the old rate, so rounding noise does
@@ -55,8 +58,8 @@
 use super::incidence::View;
 use super::{
     Entry, F_FROZEN, F_TOUCHED, Flow, FlowSystem, Mark, MarkKind, NONE, S_FILLED,
-    S_REPLAY_SCHEDULED, S_REPLAYED, S_VISITED, Scratch, TOL, at, at_mut, each_other, find_other,
-    same_level, select_f64, stages_of,
+    S_REPLAY_SCHEDULED, S_REPLAYED, S_STARTED, S_VISITED, Scratch, TOL, at, at_mut, each_other,
+    find_other, same_level, select_f64, stages_of,
 };
 
 /// How far below φ a stage's bound on its new load must stay for it to
@@ -101,6 +104,7 @@ impl FlowSystem {
                 .fold(f64::INFINITY, f64::min);
             for &s in stages {
                 if self.flows_on.capacity(s).is_finite() {
+                    walk.sc.set_sflag(s, S_STARTED);
                     walk.push_mark(from, MarkKind::Seed, s);
                 }
             }
@@ -230,6 +234,36 @@ impl<'a> Walk<'a> {
         None
     }
 
+    /// A flow of stage `t` (finite) froze at a rate other than its old one,
+    /// lower if `dropped`: `t` becomes dirty ([`Walk::make_dirty`]).
+    ///
+    /// A drop on a clean slack stage whose old load is below φ by
+    /// [`SLACK_MARGIN`] and on which no flow started ([`S_STARTED`]) leaves
+    /// it clean without a scan: every earlier change of its load was told
+    /// to it, a rise or a release with [`Walk::stays_slack`]'s look, so its
+    /// bound only fell since that look (or, without one, is below its old
+    /// load), and the seed that look pushed, if any, is at or below the
+    /// level this look would push.
+    #[inline(always)]
+    fn tell_changed(&mut self, t: u32, dropped: bool, current: f64) {
+        let flags = self.sc.sflags(t);
+        if flags & (S_VISITED | S_REPLAYED) != 0 {
+            return;
+        }
+        // SAFETY: a stage index (see above).
+        let (cap, level, load) = unsafe { self.flows_on.record_unchecked(t) };
+        if level != f64::INFINITY {
+            self.make_clean_dirty(t, current);
+            return;
+        }
+        if dropped && flags & S_STARTED == 0 && load <= cap * (1.0 - SLACK_MARGIN) {
+            return;
+        }
+        if !self.stays_slack(t, current) {
+            self.make_clean_dirty(t, current);
+        }
+    }
+
     /// Stage `s` becomes dirty at `current`: its residual and unfrozen count
     /// are taken from the flows on it, its rising untouched flows' old
     /// stages are scheduled to replay, and its own old level to release.
@@ -256,6 +290,7 @@ impl<'a> Walk<'a> {
         debug_assert!(self.old_level(s) == f64::INFINITY, "a slack stage");
         let mut load = 0.0;
         let mut rising = 0u32;
+        let mut most = 0.0;
         for &f in self.on(s) {
             // Selects, not branches: which kind a flow is is as random as
             // the flow (and `+ 0.0` leaves the sum be).
@@ -266,10 +301,17 @@ impl<'a> Walk<'a> {
             let known = select_f64(touched, 0.0, e.rate);
             load += select_f64(frozen, e.new_rate, known);
             rising += u32::from(touched);
+            if touched {
+                most += self.most_of_rising(e.pair, f, s);
+            }
         }
         let room = self.cap(s) * (1.0 - SLACK_MARGIN) - load;
         if rising == 0 {
             return room >= 0.0;
+        }
+        if most <= room {
+            // The rising flows cannot fill `s` whatever rates they reach.
+            return true;
         }
         // Each rising flow takes at least the level, so `s` cannot fill
         // below `room / rising`: it is looked at again there (a seed).
@@ -279,6 +321,25 @@ impl<'a> Walk<'a> {
             return true;
         }
         false
+    }
+
+    /// A bound on the rate rising flow `f` (on `s`, with stages `pair` as
+    /// in [`stages_of`]) reaches in this solve: at most the residual of a
+    /// dirty stage of it that has not filled (φ minus its frozen flows'
+    /// rates, which are final), at most φ of any other stage.
+    fn most_of_rising(&self, pair: [u32; 2], f: u32, s: u32) -> f64 {
+        let mut most = f64::INFINITY;
+        each_other(pair, self.flows, f, s, |t| {
+            let dirty = self.sc.sflags(t) & (S_VISITED | S_FILLED) == S_VISITED;
+            let bound = if dirty {
+                // SAFETY: as in `Scratch::sflags`.
+                unsafe { at(&self.sc.stage, t) }.residual
+            } else {
+                self.cap(t)
+            };
+            most = most.min(bound);
+        });
+        most
     }
 
     #[inline(never)]
@@ -447,9 +508,10 @@ impl<'a> Walk<'a> {
             if ff & F_TOUCHED == 0 && rate != old_rate {
                 // SAFETY: a slot read from `flows_on` (see above).
                 unsafe { at_mut(self.entries, f) }.set_flag(self.epoch, F_TOUCHED);
+                let dropped = rate < old_rate;
                 each_other(pair, self.flows, f, s, |t| {
                     if self.is_finite(t) {
-                        self.make_dirty(t, current);
+                        self.tell_changed(t, dropped, current);
                     }
                 });
             }

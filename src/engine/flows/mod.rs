@@ -486,6 +486,9 @@ const S_REPLAYED: u8 = 8;
 /// Met by a probe of [`MaxMinSolver::BySize`] in a component larger than
 /// its limit.
 const S_LARGE: u8 = 16;
+/// A flow of it started since the last solve (the incremental update
+/// looks at it at the started flow's seed first).
+const S_STARTED: u8 = 32;
 // Flow flags.
 const F_SEEN: u8 = 1;
 const F_FROZEN: u8 = 2;
