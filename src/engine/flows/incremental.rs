@@ -57,7 +57,7 @@
 
 use super::incidence::View;
 use super::{
-    Entry, F_FROZEN, F_TOUCHED, Flow, FlowSystem, Mark, MarkKind, NONE, S_FILLED,
+    Entry, F_FROZEN, F_TOUCHED, Flow, FlowSystem, Mark, MarkKind, NONE, S_FILLED, S_RELEASE_DUE,
     S_REPLAY_SCHEDULED, S_REPLAYED, S_STARTED, S_VISITED, Scratch, TOL, at, at_mut, each_other,
     find_other, same_level, select_f64, stages_of,
 };
@@ -186,6 +186,9 @@ impl<'a> Walk<'a> {
             match mark.kind() {
                 MarkKind::Fill => {
                     if let Some(level) = self.due_fill(stage, level) {
+                        if !self.sc.floors.is_empty() {
+                            current = self.pass_floors(level, current);
+                        }
                         current = self.fill(stage, level, current);
                     }
                 }
@@ -225,6 +228,14 @@ impl<'a> Walk<'a> {
         }
         let cand = e.cand;
         e.low = cand;
+        let flags = self.sc.sflags(s);
+        if flags & S_RELEASE_DUE != 0 && cand > self.old_level(s) {
+            // Every fill mark of `s` since it became dirty was at or below
+            // its old level, and so is `level`: the release is where
+            // `make_clean_dirty` would have put it.
+            self.sc.reset_sflags(s, flags & !S_RELEASE_DUE);
+            self.push_mark(self.old_level(s).max(level), MarkKind::Release, s);
+        }
         let again = Mark::new(cand, MarkKind::Fill, s);
         if self.sc.marks.peek().is_none_or(|next| again <= next) {
             // It would pop next: fill now instead of a push and a pop.
@@ -232,6 +243,22 @@ impl<'a> Walk<'a> {
         }
         self.sc.marks.push(again);
         None
+    }
+
+    /// The walk's current level as a fill at `level` finds it: raised to
+    /// every floor below `level` (a release mark there would have popped
+    /// first), whose floors are then passed. Only a fill needs this: every
+    /// other mark raises the current level to its own.
+    fn pass_floors(&mut self, level: f64, current: f64) -> f64 {
+        let mut current = current;
+        self.sc.floors.retain(|&floor| {
+            let passed = floor < level;
+            if passed {
+                current = current.max(floor);
+            }
+            !passed
+        });
+        current
     }
 
     /// A flow of stage `t` (finite) froze at a rate other than its old one,
@@ -404,7 +431,16 @@ impl<'a> Walk<'a> {
         e.low = f64::INFINITY;
         let old = self.old_level(s);
         if releasing && old.is_finite() {
-            self.push_mark(old.max(current), MarkKind::Release, s);
+            // A stage whose candidate is at or below its old level fills
+            // there unless the candidate rises first, which its fill mark
+            // finds when it pops ([`Walk::due_fill`]): the release waits
+            // for that (about half the releases find their stage filled).
+            let cand = (residual / f64::from(unfrozen)).max(current);
+            if cand > old {
+                self.push_mark(old.max(current), MarkKind::Release, s);
+            } else {
+                self.sc.set_sflag(s, S_RELEASE_DUE);
+            }
         }
         self.update_candidate(s, current);
     }
@@ -490,6 +526,11 @@ impl<'a> Walk<'a> {
             level = current;
         }
         let current = current.max(level);
+        if self.sc.sflags(s) & S_RELEASE_DUE != 0 {
+            // Filled at or below its old level: its release would pop there
+            // and do nothing but raise the current level.
+            self.sc.floors.push(old);
+        }
         self.sc.set_sflag(s, S_FILLED);
         self.sc.stage_mut(s).new_level = level;
         for &f in self.on(s) {

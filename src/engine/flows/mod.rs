@@ -476,6 +476,10 @@ struct Scratch {
     /// The events of a filling or of the incremental walk, fills among
     /// them.
     marks: MarkHeap,
+    /// The old levels of the stages that filled with their release not yet
+    /// marked (`S_RELEASE_DUE`): the levels at which those releases would
+    /// have popped and done nothing but raise the walk's current level.
+    floors: Vec<f64>,
 }
 
 // Stage flags.
@@ -489,6 +493,10 @@ const S_LARGE: u8 = 16;
 /// A flow of it started since the last solve (the incremental update
 /// looks at it at the started flow's seed first).
 const S_STARTED: u8 = 32;
+/// Dirty, with flows that froze there before still rising, and its
+/// release not yet marked: its candidate has stayed at or below its old
+/// level so far.
+const S_RELEASE_DUE: u8 = 64;
 // Flow flags.
 const F_SEEN: u8 = 1;
 const F_FROZEN: u8 = 2;
@@ -516,6 +524,7 @@ impl Scratch {
         self.stages.clear();
         self.flows.clear();
         self.marks.clear();
+        self.floors.clear();
     }
 
     /// `s`'s flags in this solve.
