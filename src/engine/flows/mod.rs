@@ -850,12 +850,20 @@ impl FlowSystem {
     /// every solve: a flow of work 30 at rate 30 from 0.4, with a solve at
     /// 0.6000000000000001 (another flow's start, in any component), ends at
     /// 1.4000000000000001, not at 1.4, so after an iteration ending at 1.4.
+    /// Inlined: most slots are advanced already (every one, past
+    /// [`EVERY_FLOW_LIMIT`] flows), and a call costs more than the test.
+    #[inline(always)]
     fn catch_up(&mut self, i: u32) {
+        if self.flows[i as usize].k_mark != self.next_solve() {
+            self.replay_solves(i);
+        }
+    }
+
+    /// [`FlowSystem::catch_up`] of a slot behind the last solve.
+    #[inline(never)]
+    fn replay_solves(&mut self, i: u32) {
         let next = self.next_solve();
         let f = &self.flows[i as usize];
-        if f.k_mark == next {
-            return;
-        }
         let from = (f.k_mark - self.first_solve) as usize;
         let (r, t) = f.replayed(
             self.entries[i as usize].rate,
