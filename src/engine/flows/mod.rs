@@ -1119,16 +1119,21 @@ impl FlowSystem {
     /// changes is advanced to `now` and gets a new end.
     fn apply(&mut self, now: f64) {
         let large = self.handles.len() > EVERY_FLOW_LIMIT;
+        assert!(
+            self.entries.len() == self.flows.len() && self.early.len() == self.flows.len(),
+            "every slot has an entry and an early flag"
+        );
         for k in 0..self.scratch.flows.len() {
             let i = self.scratch.flows[k];
-            let e = &mut self.entries[i as usize];
+            // SAFETY (here and below): the solvers list slots only.
+            let e = unsafe { at_mut(&mut self.entries, i) };
             let rate = e.new_rate;
             if rate == e.rate {
                 continue;
             }
             self.catch_up(i);
-            let e = &mut self.entries[i as usize];
-            let f = &mut self.flows[i as usize];
+            let e = unsafe { at_mut(&mut self.entries, i) };
+            let f = unsafe { at_mut(&mut self.flows, i) };
             // To `now`: a no-op after a solve that advanced every flow
             // (`t_mark` is `now`), the advance of this one after one that
             // did not.
@@ -1169,7 +1174,10 @@ impl FlowSystem {
             let s = self.load_pending[k];
             self.is_load_pending[s as usize] = false;
             let entries = &self.entries;
-            let changed = self.flows_on.settle_load(s, |f| entries[f as usize].rate);
+            // SAFETY: a stage's list holds slots, each with an entry.
+            let changed = self
+                .flows_on
+                .settle_load(s, |f| unsafe { at(entries, f) }.rate);
             push_if(&mut self.changed, s, changed);
         }
         self.load_pending.clear();
