@@ -230,10 +230,9 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
                 }
             }
             Service::Shared(_) => {
-                return Err(sim.error(format!(
-                    "pool `{}`: preempting a session whose job is a flow over several stages is not supported",
-                    code.program.pools[p].name
-                )));
+                // Its flow leaves every stage it holds, not completed; the
+                // rates are solved anew at the settle's end (0.1.0).
+                cancel_flow(sim, v, now)?;
             }
             _ => {
                 let is_ps = matches!(*service, Service::Ps(_));
@@ -373,4 +372,40 @@ fn reject_again(
         stats.rejected += 1;
     }
     end_session(code, sim, v)
+}
+
+/// Takes session `v`'s flow, if it has one, out of the flow system: it
+/// leaves each of its stages without completing (no completion, no
+/// estimator update), and the flow-system event is issued anew at the
+/// settle's end.
+fn cancel_flow(sim: &mut Sim, v: Entity, now: f64) -> Result<(), RunError> {
+    let flows = &mut *sim.flows;
+    let owner = v.to_bits();
+    let Some(id) = flows
+        .system
+        .ids()
+        .find(|&id| flows.system.owner(id) == owner)
+    else {
+        // Its flow ended in this event: the session is ready, not at a stage.
+        return Ok(());
+    };
+    flows.stages.clear();
+    flows.stages.extend_from_slice(flows.system.stages_of(id));
+    flows.system.finish(now, id);
+    if let Some(flow) = flows.entity_of.remove(id) {
+        flows.free.push(flow);
+    }
+    if flows.pending == Some(id) {
+        flows.pending = None;
+    }
+    flows.changed = true;
+    for &s in &flows.stages {
+        let Ok((service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s as usize])
+        else {
+            return Err(lost("stage", now));
+        };
+        stats.count(s as usize, true, sim.load, now, -1.0);
+        sim.load.set_busy(s as usize, &service);
+    }
+    Ok(())
 }

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use super::Linker;
 use super::defs::{
-    Subst, expr_draws, inner_blocks, reads_in_expr, reads_in_stmt, sub_exprs, subst_expr,
+    Subst, expr_draws, inner_blocks, reads_in_expr, stmt_exprs, sub_exprs, subst_expr,
 };
 use crate::ir;
 use crate::syntax::Diagnostic;
@@ -38,12 +38,77 @@ pub(super) struct Header {
 pub(super) fn read_by_body<'b>(bindings: &'b [Binding], body: &Block) -> Vec<&'b Binding> {
     bindings
         .iter()
-        .filter(|b| {
-            body.stmts
-                .iter()
-                .any(|s| reads_in_stmt(s, &b.name.name) > 0)
-        })
+        .filter(|b| body.stmts.iter().any(|s| reads_binding(s, &b.name.name)))
         .collect()
+}
+
+/// Whether `s`, in the body of a hold that binds `name`, reads that
+/// binding, as 0.1.0 counts it: a hold nested in the body reads it through
+/// its header with its own bindings substituted (units, reserves, `reuse`,
+/// `cache`, the lease's length) and through the substituted values of the
+/// bindings its body reads, and through its body unless it binds `name`
+/// again (its body then reads its own). So an unused binding of a nested
+/// hold reads nothing, and `hold a (1) at admission (c = cachedin(a)) {
+/// hold b (1 + c) at admission (c = 2) {…} }` leaves the outer `c` unread,
+/// while `hold b (c) at admission (c = 2 * c)` reads it.
+fn reads_binding(s: &Stmt, name: &str) -> bool {
+    let StmtKind::Hold {
+        pools,
+        reuse,
+        bindings,
+        body,
+        cache,
+        lease,
+    } = &s.kind
+    else {
+        return stmt_exprs(s)
+            .into_iter()
+            .any(|e| reads_in_expr(e, name) > 0)
+            || inner_blocks(s)
+                .into_iter()
+                .flat_map(|b| &b.stmts)
+                .any(|s| reads_binding(s, name));
+    };
+    let values = binding_values(bindings);
+    let map: Subst = bindings
+        .iter()
+        .zip(&values)
+        .map(|(b, v)| (b.name.name.as_str(), v))
+        .collect();
+    let reads = |e: &Expr| reads_in_expr(&subst_expr(e, &map), name) > 0;
+    let index = |r: &Ref| r.index.as_ref().is_some_and(|i| reads_in_expr(i, name) > 0);
+    pools
+        .iter()
+        .any(|h| index(&h.pool) || reads(&h.units) || h.reserve.as_ref().is_some_and(reads))
+        || reuse.as_ref().is_some_and(reads)
+        || cache.as_ref().is_some_and(reads)
+        || lease.as_ref().is_some_and(|(r, t)| index(r) || reads(t))
+        || read_by_body(bindings, body)
+            .iter()
+            .any(|b| reads_in_expr(map[b.name.name.as_str()], name) > 0)
+        || (!bindings.iter().any(|b| b.name.name == name)
+            && body.stmts.iter().any(|s| reads_binding(s, name)))
+}
+
+/// The bindings' values with the earlier bindings substituted (a later one
+/// read, which is refused, stands as written).
+fn binding_values(bindings: &[Binding]) -> Vec<Expr> {
+    let mut values: Vec<Expr> = Vec::with_capacity(bindings.len());
+    for (k, b) in bindings.iter().enumerate() {
+        let earlier: Subst = bindings[..k]
+            .iter()
+            .zip(&values)
+            .map(|(b, v)| (b.name.name.as_str(), v))
+            .collect();
+        // A later binding read (refused) stands as written, so its name is
+        // not refused again as unknown.
+        let later: Subst = bindings[k + 1..]
+            .iter()
+            .map(|b| (b.name.name.as_str(), &b.value))
+            .collect();
+        values.push(subst_expr(&subst_expr(&b.value, &earlier), &later));
+    }
+    values
 }
 
 /// Functions whose value depends on the running system, which a binding
@@ -79,7 +144,6 @@ impl Linker<'_> {
         cache: &Option<Expr>,
         lease: &Option<(Ref, Expr)>,
     ) -> Header {
-        let mut values: Vec<Expr> = Vec::with_capacity(bindings.len());
         for (k, b) in bindings.iter().enumerate() {
             let name = &b.name.name;
             if let Some(first) = bindings[..k].iter().find(|o| o.name.name == *name) {
@@ -119,19 +183,8 @@ impl Linker<'_> {
                     .with_help("bind it first"),
                 );
             }
-            let earlier: Subst = bindings[..k]
-                .iter()
-                .zip(&values)
-                .map(|(b, v)| (b.name.name.as_str(), v))
-                .collect();
-            // A later binding read (refused above) stands as written, so
-            // its name is not refused again as unknown.
-            let later: Subst = bindings[k + 1..]
-                .iter()
-                .map(|b| (b.name.name.as_str(), &b.value))
-                .collect();
-            values.push(subst_expr(&subst_expr(&b.value, &earlier), &later));
         }
+        let values = binding_values(bindings);
         let map: Subst = bindings
             .iter()
             .zip(&values)
@@ -140,6 +193,16 @@ impl Linker<'_> {
         let sub = |e: &Expr| subst_expr(e, &map);
         let mut sets = Vec::new();
         for b in read_by_body(bindings, body) {
+            if reads_in_expr(&b.value, &b.name.name) > 0 {
+                self.err(
+                    Diagnostic::new(
+                        "binding-self",
+                        b.value.span,
+                        format!("the binding `{}` reads itself", b.name.name),
+                    )
+                    .with_help("the body reads the binding, which is set from its value: name the value it reads otherwise"),
+                );
+            }
             let value = map[b.name.name.as_str()].clone();
             if let Some(live) = live_read(&value) {
                 self.err(

@@ -447,6 +447,44 @@ fn at_admission_bindings_follow_their_rules() {
 }
 
 #[test]
+fn a_nested_hold_reads_an_outer_binding_through_its_substituted_header() {
+    // pyserq 0.1.0: a hold nested in the body reads the outer binding `c`
+    // only through its header with its own bindings substituted and the
+    // values of the bindings its body reads; one that binds `c` again
+    // reads its own in its body. So an outer `c` of live state links here.
+    let outer = |inner: &str| {
+        with_b(&format!(
+            "pool a {{}} pool b {{}} stage d : delay; session {{ hold a (1) at admission (c = cachedin(a)) {{ {inner} }} }}"
+        ))
+    };
+    for inner in [
+        "hold b (1 + c) at admission (c = 2) { run d (1); }",
+        "hold b (1) at admission (c = 2) { run d (c); observe x = c; }",
+        "hold b (1) at admission (c = c + 1) { run d (1); }",
+        "hold b (1) at admission (u = c) { run d (1); }",
+        "hold b (1) at admission (c = 2) { hold b (c) { run d (1); } } cache (c)",
+    ] {
+        linked(&outer(inner));
+    }
+    for inner in [
+        "hold b (1 + c) { run d (1); }",
+        "hold b (1 + c) at admission (c = c + 1) { run d (1); }",
+        "hold b (1 + u) at admission (u = c) { run d (1); }",
+        "hold b (1) at admission (u = c) { run d (1); } cache (u)",
+        "hold b (1) at admission (c = 1, u = c) { run d (1); } observe y = c;",
+    ] {
+        refused_for(&outer(inner), "binding-live", &["the body reads `c`"]);
+    }
+    // A binding the body reads is set from its value: it may not read
+    // itself, even where an outer binding would give it a value.
+    refused_for(
+        &outer("hold b (1) at admission (c = c * 2) { run d (c); }"),
+        "binding-self",
+        &["the binding `c` reads itself"],
+    );
+}
+
+#[test]
 fn a_binding_the_body_reads_may_not_name_an_attribute() {
     // pyserq 0.1.0 refuses each: "the body reads `n`, which is also an
     // attribute the program sets (the scheduler sets, for a built-in): the

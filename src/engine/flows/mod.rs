@@ -996,6 +996,11 @@ impl FlowSystem {
         &self.flows[self.check(id) as usize].stages
     }
 
+    /// The owner `id` was started with.
+    pub fn owner(&self, id: FlowId) -> u64 {
+        self.flows[self.check(id) as usize].owner
+    }
+
     /// `n_s`: the number of flows holding stage `s`.
     pub fn count(&self, s: u32) -> usize {
         self.flows_on.len(s)
