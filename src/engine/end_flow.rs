@@ -6,6 +6,7 @@
 
 use bevy_ecs::prelude::*;
 
+use super::flows::FlowId;
 use super::interface::RunError;
 use super::sim::{Sim, lost};
 
@@ -18,6 +19,25 @@ pub fn end_flow(sim: &mut Sim, generation: u64) -> Result<(), RunError> {
         return Ok(());
     };
     let now = sim.clock.now;
+    let owner = take_flow(sim, id, now, true)?;
+    let e = Entity::from_bits(owner);
+    // A spill's job has no session waiting for it.
+    if e != Entity::PLACEHOLDER {
+        sim.ready.0.push_back(e);
+    }
+    Ok(())
+}
+
+/// Takes flow `id` out of the flow system and off every stage it held: each
+/// counts one job fewer and, if `completed`, one completion of a job that
+/// started when the flow did (a preempted flow leaves uncompleted). The
+/// rates are solved anew at the settle's end. Returns the flow's owner.
+pub(super) fn take_flow(
+    sim: &mut Sim,
+    id: FlowId,
+    now: f64,
+    completed: bool,
+) -> Result<u64, RunError> {
     let flows = &mut *sim.flows;
     flows.stages.clear();
     flows.stages.extend_from_slice(flows.system.stages_of(id));
@@ -32,13 +52,10 @@ pub fn end_flow(sim: &mut Sim, generation: u64) -> Result<(), RunError> {
         };
         stats.count(s as usize, true, sim.load, now, -1.0);
         sim.load.set_busy(s as usize, &service);
-        sim.load.complete(s as usize, &mut stats, now, start, start);
+        if completed {
+            sim.load.complete(s as usize, &mut stats, now, start, start);
+        }
     }
     flows.changed = true;
-    let e = Entity::from_bits(owner);
-    // A spill's job has no session waiting for it.
-    if e != Entity::PLACEHOLDER {
-        sim.ready.0.push_back(e);
-    }
-    Ok(())
+    Ok(owner)
 }

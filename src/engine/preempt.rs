@@ -22,6 +22,7 @@ use super::admit::{rounded, units_of};
 use super::budget::refresh_budget_left;
 use super::caching::{keep, kept_units};
 use super::code::{Code, Stmt};
+use super::end_flow::take_flow;
 use super::end_session::end_session;
 use super::interface::RunError;
 use super::serving::EPS;
@@ -389,23 +390,9 @@ fn cancel_flow(sim: &mut Sim, v: Entity, now: f64) -> Result<(), RunError> {
         // Its flow ended in this event: the session is ready, not at a stage.
         return Ok(());
     };
-    flows.stages.clear();
-    flows.stages.extend_from_slice(flows.system.stages_of(id));
-    flows.system.finish(now, id);
-    if let Some(flow) = flows.entity_of.remove(id) {
-        flows.free.push(flow);
-    }
     if flows.pending == Some(id) {
         flows.pending = None;
     }
-    flows.changed = true;
-    for &s in &flows.stages {
-        let Ok((service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s as usize])
-        else {
-            return Err(lost("stage", now));
-        };
-        stats.count(s as usize, true, sim.load, now, -1.0);
-        sim.load.set_busy(s as usize, &service);
-    }
+    take_flow(sim, id, now, false)?;
     Ok(())
 }

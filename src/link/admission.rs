@@ -70,11 +70,7 @@ fn reads_binding(s: &Stmt, name: &str) -> bool {
                 .any(|s| reads_binding(s, name));
     };
     let values = binding_values(bindings);
-    let map: Subst = bindings
-        .iter()
-        .zip(&values)
-        .map(|(b, v)| (b.name.name.as_str(), v))
-        .collect();
+    let map = substitution(bindings, &values);
     let reads = |e: &Expr| reads_in_expr(&subst_expr(e, &map), name) > 0;
     let index = |r: &Ref| r.index.as_ref().is_some_and(|i| reads_in_expr(i, name) > 0);
     pools
@@ -90,16 +86,22 @@ fn reads_binding(s: &Stmt, name: &str) -> bool {
             && body.stmts.iter().any(|s| reads_binding(s, name)))
 }
 
+/// Each binding's name for its value (`values` as [`binding_values`]
+/// gives them).
+fn substitution<'a>(bindings: &'a [Binding], values: &'a [Expr]) -> Subst<'a> {
+    bindings
+        .iter()
+        .zip(values)
+        .map(|(b, v)| (b.name.name.as_str(), v))
+        .collect()
+}
+
 /// The bindings' values with the earlier bindings substituted (a later one
 /// read, which is refused, stands as written).
 fn binding_values(bindings: &[Binding]) -> Vec<Expr> {
     let mut values: Vec<Expr> = Vec::with_capacity(bindings.len());
     for (k, b) in bindings.iter().enumerate() {
-        let earlier: Subst = bindings[..k]
-            .iter()
-            .zip(&values)
-            .map(|(b, v)| (b.name.name.as_str(), v))
-            .collect();
+        let earlier = substitution(&bindings[..k], &values);
         // A later binding read (refused) stands as written, so its name is
         // not refused again as unknown.
         let later: Subst = bindings[k + 1..]
@@ -185,11 +187,7 @@ impl Linker<'_> {
             }
         }
         let values = binding_values(bindings);
-        let map: Subst = bindings
-            .iter()
-            .zip(&values)
-            .map(|(b, v)| (b.name.name.as_str(), v))
-            .collect();
+        let map = substitution(bindings, &values);
         let sub = |e: &Expr| subst_expr(e, &map);
         let mut sets = Vec::new();
         for b in read_by_body(bindings, body) {
