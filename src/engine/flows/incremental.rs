@@ -273,22 +273,14 @@ impl<'a> Walk<'a> {
     /// level this look would push.
     #[inline(always)]
     fn tell_changed(&mut self, t: u32, dropped: bool, current: f64) {
-        let flags = self.sc.sflags(t);
-        if flags & (S_VISITED | S_REPLAYED) != 0 {
-            return;
+        if dropped && self.sc.sflags(t) & S_STARTED == 0 {
+            // SAFETY: a stage index (see above).
+            let (cap, level, load) = unsafe { self.flows_on.record_unchecked(t) };
+            if level == f64::INFINITY && load <= cap * (1.0 - SLACK_MARGIN) {
+                return;
+            }
         }
-        // SAFETY: a stage index (see above).
-        let (cap, level, load) = unsafe { self.flows_on.record_unchecked(t) };
-        if level != f64::INFINITY {
-            self.make_clean_dirty(t, current);
-            return;
-        }
-        if dropped && flags & S_STARTED == 0 && load <= cap * (1.0 - SLACK_MARGIN) {
-            return;
-        }
-        if !self.stays_slack(t, current) {
-            self.make_clean_dirty(t, current);
-        }
+        self.make_dirty(t, current);
     }
 
     /// Stage `s` becomes dirty at `current`: its residual and unfrozen count
@@ -429,20 +421,20 @@ impl<'a> Walk<'a> {
         e.residual = residual;
         e.unfrozen = unfrozen;
         e.low = f64::INFINITY;
+        self.update_candidate(s, current);
         let old = self.old_level(s);
         if releasing && old.is_finite() {
             // A stage whose candidate is at or below its old level fills
             // there unless the candidate rises first, which its fill mark
             // finds when it pops ([`Walk::due_fill`]): the release waits
             // for that (about half the releases find their stage filled).
-            let cand = (residual / f64::from(unfrozen)).max(current);
-            if cand > old {
+            // A releasing stage has a rising flow, so its candidate is set.
+            if self.sc.stage_mut(s).cand > old {
                 self.push_mark(old.max(current), MarkKind::Release, s);
             } else {
                 self.sc.set_sflag(s, S_RELEASE_DUE);
             }
         }
-        self.update_candidate(s, current);
     }
 
     fn schedule_replay(&mut self, b: u32, current: f64) {
