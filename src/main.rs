@@ -278,9 +278,22 @@ struct RunOptionArgs {
     /// is read from the current directory, not the program's).
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Make a computed amount that goes negative (a run's work, a hold's
+    /// units or reserve, a `grow`, a `load`) a run-time error. Without it
+    /// such an amount is taken as 0, as pyserq 0.1.0 takes it, and the run
+    /// warns (on stderr, and in the JSON report's "warnings").
+    #[arg(long)]
+    strict: bool,
 }
 
 impl RunOptionArgs {
+    /// How every run of the command goes beyond its program (`--strict`).
+    fn settings(&self) -> serq::study::RunSettings {
+        serq::study::RunSettings {
+            strict: self.strict,
+        }
+    }
+
     /// These options and the `--set` values as overrides.
     fn overrides(self, sets: SetArgs) -> Overrides {
         Overrides {
@@ -352,6 +365,7 @@ fn execute(command: Command) -> Result<(), Failure> {
             log_y,
         } => sweep(SweepArgs {
             file,
+            settings: options.settings(),
             overrides: options.overrides(sets),
             grid,
             replications: replications as usize,
@@ -403,21 +417,20 @@ fn execute(command: Command) -> Result<(), Failure> {
             replications,
         } => {
             let input = Input::read(&file.path)?;
+            let settings = options.settings();
             let overrides = options.overrides(sets);
             let program = input.compile(&overrides)?;
             if let Some(r) = replications {
-                let replicated = serq::study::replicate(&program, r as usize).map_err(|e| {
-                    eprint!("{}", input.render_run_error(&program, &e.error));
-                    eprintln!("(in replication {}, seed {})", e.replication, e.seed);
-                    Failure::Program
-                })?;
-                for (k, s) in replicated.stability.iter().enumerate() {
-                    if let Some(s) = s.filter(|s| !s.stable) {
-                        eprintln!(
-                            "warning: {}: replication {k} (seed {}): {s}",
-                            input.name, replicated.seeds[k]
-                        );
-                    }
+                let replicated =
+                    serq::study::replicate_with(&program, r as usize, settings, &|| {}).map_err(
+                        |e| {
+                            eprint!("{}", input.render_run_error(&program, &e.error));
+                            eprintln!("(in replication {}, seed {})", e.replication, e.seed);
+                            Failure::Program
+                        },
+                    )?;
+                for w in replicated.warnings(&input.name) {
+                    eprintln!("warning: {}: {}", input.name, w.message);
                 }
                 if json {
                     emit(&format!("{}\n", replicated.to_json()));
@@ -430,6 +443,7 @@ fn execute(command: Command) -> Result<(), Failure> {
             let mut tick = |now: f64| progress.tick(now);
             let mut options = serq::RunOptions {
                 progress: Some(&mut tick),
+                strict: settings.strict,
                 ..serq::RunOptions::default()
             };
             let result = serq::run_with(&program, &mut options);
@@ -439,8 +453,8 @@ fn execute(command: Command) -> Result<(), Failure> {
                 Failure::Program
             })?;
             report.source_name = input.name.clone();
-            if let Some(s) = report.stability().filter(|s| !s.stable) {
-                eprintln!("warning: {}: {s}", input.name);
+            for w in report.warnings() {
+                eprintln!("warning: {}: {}", input.name, w.message);
             }
             let text = match (json, by_family) {
                 (true, false) => format!("{}\n", report.to_json(samples)),
@@ -535,6 +549,7 @@ impl RunProgress {
 /// The arguments of `serq sweep`.
 struct SweepArgs {
     file: FileArg,
+    settings: serq::study::RunSettings,
     overrides: Overrides,
     grid: Vec<serq::study::Axis>,
     replications: usize,
@@ -608,6 +623,7 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
         &args.grid,
         args.replications,
     )
+    .map(|plan| plan.with_settings(args.settings))
     .map_err(|e| match &e {
         serq::study::SweepError::Compile { point, error } => {
             let at: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
@@ -731,20 +747,19 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
         Failure::Program
     })?;
     for point in &result.points {
-        for (k, s) in point.result.stability.iter().enumerate() {
-            if let Some(s) = s.filter(|s| !s.stable) {
-                let at: Vec<String> = result
-                    .parameters
-                    .iter()
-                    .zip(&point.values)
-                    .map(|(n, v)| format!("{n}={v}"))
-                    .collect();
-                eprintln!(
-                    "warning: {} at {} (replication {k}): {s}",
-                    input.name,
-                    at.join(", ")
-                );
-            }
+        let at: Vec<String> = result
+            .parameters
+            .iter()
+            .zip(&point.values)
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        for w in point.result.warnings(&input.name) {
+            eprintln!(
+                "warning: {} at {}: {}",
+                input.name,
+                at.join(", "),
+                w.message
+            );
         }
     }
     if let (Some(path), Some(x), Some(y), Some(_)) = (&args.plot, &x, &args.y, y_columns) {

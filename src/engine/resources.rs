@@ -11,7 +11,7 @@ use bevy_ecs::prelude::*;
 
 use super::pool::Waiting;
 use super::stats::TimeAvg;
-use crate::report::{Provenance, Welford, WindowedAverage};
+use crate::report::{NegativeAmounts, Provenance, Welford, WindowedAverage};
 
 /// The clock.
 #[derive(Resource, Clone, Copy, Debug, Default)]
@@ -87,6 +87,10 @@ pub struct Observed {
     pub turns: u64,
     /// The next lease's id (unique over the run).
     pub next_lease: u64,
+    /// Computed amounts that went negative and were taken as 0 (spec §10 Q13).
+    pub negative_amounts: Option<NegativeAmounts>,
+    /// `--strict`: a computed negative amount is a run-time error instead.
+    pub strict: bool,
 }
 
 impl Observed {

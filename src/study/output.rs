@@ -84,6 +84,7 @@ struct ReplicatedJson<'a> {
     observes: Vec<ObservationJson<'a>>,
     stages: Vec<StageJson<'a>>,
     pools: Vec<PoolJson<'a>>,
+    warnings: Vec<crate::report::WarningJson>,
 }
 
 impl Replicated {
@@ -95,7 +96,8 @@ impl Replicated {
     ///                "p50": {…}, "p90": {…}, "p99": {…}}, …],
     ///  "stages": [{"name": "D", "member": 0, "utilization": {…},
     ///              "mean_number": {…}, "throughput": {…}}, …],
-    ///  "pools": [{"name": "kvD", "member": null, "mean_used": {…}, "mean_wait": {…}}, …]}
+    ///  "pools": [{"name": "kvD", "member": null, "mean_used": {…}, "mean_wait": {…}}, …],
+    ///  "warnings": [{"kind", "count", "message", …}, …]}
     /// ```
     ///
     /// `n` counts the replications whose figure was defined, `mean` is the
@@ -103,7 +105,8 @@ impl Replicated {
     /// below 2); an observation's `p50`, `p90` and `p99` estimate its
     /// percentiles the same way, from each replication's nearest-rank
     /// percentile; `member` is `null` for a family of one; `stable` is
-    /// [`Replicated::is_stable`] (`null` when not judged).
+    /// [`Replicated::is_stable`] (`null` when not judged); `warnings` is
+    /// [`Replicated::warnings`], as a run's JSON writes its own.
     ///
     /// ```
     /// # let source = "stage s : delay; workload { arrive batch(1); }
@@ -150,6 +153,7 @@ impl Replicated {
                     mean_wait: (&p.mean_wait).into(),
                 })
                 .collect(),
+            warnings: crate::report::warnings_json(&self.warnings("")),
         };
         // Plain data with finite numbers: serialising cannot fail.
         serde_json::to_string(&json).expect("replications serialise")

@@ -11,7 +11,10 @@
 use rayon::prelude::*;
 
 use super::tdist::student_t_quantile;
-use crate::report::{Report, Stability, Summary};
+use crate::report::{
+    NegativeAmounts, Report, Stability, Summary, Warning, negative_amount_warning,
+    stability_warning,
+};
 use crate::{RunError, ValidProgram};
 
 /// The seed of replication `k` of a study whose base seed is `base`:
@@ -193,6 +196,17 @@ pub struct Replicated {
     pub stages: Vec<StageEstimate>,
     /// One per pool member, in declaration order.
     pub pools: Vec<PoolEstimate>,
+    /// The replications' negative amounts, added up
+    /// ([`NegativeAmounts::merge`], in replication order).
+    pub negative_amounts: Option<NegativeAmounts>,
+}
+
+/// How every replication of a study runs, beyond its program.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RunSettings {
+    /// `--strict`: a computed negative amount is a run-time error
+    /// ([`crate::RunOptions::strict`]).
+    pub strict: bool,
 }
 
 /// A replication that stopped on a run-time error.
@@ -259,6 +273,7 @@ impl Replicated {
                 observations: Vec::new(),
                 stages: Vec::new(),
                 pools: Vec::new(),
+                negative_amounts: None,
             };
         };
         let observations = first
@@ -320,7 +335,39 @@ impl Replicated {
             observations,
             stages,
             pools,
+            negative_amounts: runs.iter().fold(None, |mut all, r| {
+                NegativeAmounts::merge(&mut all, &r.negative_amounts);
+                all
+            }),
         }
+    }
+
+    /// The replications' warnings (`file` names the program in them):
+    /// negative amounts added up over the replications, and the stability
+    /// verdict, counted in replications flagged and worded by the first.
+    pub fn warnings(&self, file: &str) -> Vec<Warning> {
+        let mut out = Vec::new();
+        if let Some(n) = &self.negative_amounts {
+            out.push(negative_amount_warning(n, file));
+        }
+        let flagged: Vec<(usize, &Stability)> = self
+            .stability
+            .iter()
+            .enumerate()
+            .filter_map(|(k, s)| s.as_ref().filter(|s| !s.stable).map(|s| (k, s)))
+            .collect();
+        if let Some(&(k, s)) = flagged.first() {
+            let mut w = stability_warning(s, flagged.len() as u64);
+            w.message = format!(
+                "{} of {} replications judged unstable; the first, replication {k} (seed {}): {}",
+                flagged.len(),
+                self.seeds.len(),
+                self.seeds.get(k).copied().unwrap_or_default(),
+                w.message
+            );
+            out.push(w);
+        }
+        out
     }
 
     /// Whether the replications are stable: `Some(false)` when the
@@ -438,10 +485,32 @@ pub fn replicate_with_progress(
     replications: usize,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Replicated, ReplicationError> {
+    replicate_with(program, replications, RunSettings::default(), progress)
+}
+
+/// [`replicate_with_progress`], every replication run with `settings`.
+///
+/// ```
+/// # let source = "stage s : delay; workload { arrive batch(1); }
+/// #   session { run s (serial - 1); } run { horizon 2; seed 3; }";
+/// # let program = serq::compile_source(source, &Default::default()).unwrap();
+/// use serq::study::{RunSettings, replicate_with};
+/// // The work is -1: taken as 0 and counted, or an error under `strict`.
+/// let r = replicate_with(&program, 2, RunSettings::default(), &|| {}).unwrap();
+/// assert_eq!(r.negative_amounts.unwrap().count, 2);
+/// let strict = RunSettings { strict: true };
+/// assert!(replicate_with(&program, 2, strict, &|| {}).is_err());
+/// ```
+pub fn replicate_with(
+    program: &ValidProgram,
+    replications: usize,
+    settings: RunSettings,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Replicated, ReplicationError> {
     let reports = (0..replications)
         .into_par_iter()
         .map(|k| {
-            let result = run_replication(program, k);
+            let result = run_replication(program, k, settings);
             progress();
             result
         })
@@ -466,6 +535,8 @@ pub(crate) struct Summarised {
     pub pools: Vec<crate::report::PoolRow>,
     /// The report's stability test.
     pub stability: Option<Stability>,
+    /// The report's negative amounts.
+    pub negative_amounts: Option<NegativeAmounts>,
 }
 
 impl Summarised {
@@ -481,6 +552,7 @@ impl Summarised {
             stages: report.stages.clone(),
             pools: report.pools.clone(),
             stability: report.stability(),
+            negative_amounts: report.negative_amounts.clone(),
         }
     }
 }
@@ -489,9 +561,14 @@ impl Summarised {
 pub(crate) fn run_replication(
     program: &ValidProgram,
     k: usize,
+    settings: RunSettings,
 ) -> Result<Report, ReplicationError> {
     let seed = replication_seed(program.seed, k);
-    crate::run(&program.with_seed(seed)).map_err(|error| ReplicationError {
+    let mut options = crate::RunOptions {
+        strict: settings.strict,
+        ..crate::RunOptions::default()
+    };
+    crate::run_with(&program.with_seed(seed), &mut options).map_err(|error| ReplicationError {
         replication: k,
         seed,
         error,

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use super::replicate::{Replicated, ReplicationError, Summarised, run_replication};
+use super::replicate::{Replicated, ReplicationError, RunSettings, Summarised, run_replication};
 use super::rows::{Cell, Layout, csv_line, jsonl_line, read_csv, read_jsonl};
 use crate::report::Report;
 use crate::syntax::lexer::is_word;
@@ -258,9 +258,16 @@ pub struct SweepPlan {
     programs: Vec<ValidProgram>,
     replications: usize,
     layout: Layout,
+    settings: RunSettings,
 }
 
 impl SweepPlan {
+    /// The plan with every replication run with `settings` (`--strict`).
+    pub fn with_settings(mut self, settings: RunSettings) -> SweepPlan {
+        self.settings = settings;
+        self
+    }
+
     /// Compiles `source` at every point of the grid: each axis's value
     /// replaces its `let` constant (after `overrides.sets`, so an axis wins
     /// over a `--set` of the same name); the other overrides apply at
@@ -315,6 +322,7 @@ impl SweepPlan {
             programs,
             replications,
             layout,
+            settings: RunSettings::default(),
         })
     }
 
@@ -341,6 +349,7 @@ impl SweepPlan {
             programs,
             replications,
             layout,
+            settings: RunSettings::default(),
         }
     }
 
@@ -517,7 +526,8 @@ impl SweepPlan {
                             break;
                         }
                         let program = &self.programs[from + job / r];
-                        let result = run_replication(program, job % r).map(|x| Summarised::of(&x));
+                        let result = run_replication(program, job % r, self.settings)
+                            .map(|x| Summarised::of(&x));
                         if result.is_err() {
                             stop.store(true, Ordering::Relaxed);
                         }
@@ -578,7 +588,16 @@ impl SweepPlan {
 /// caller that runs a [`SweepPlan`]'s replications elsewhere and hands the
 /// reports to [`SweepPlan::gather`].
 pub fn sweep_replication(program: &ValidProgram, k: usize) -> Result<Report, ReplicationError> {
-    run_replication(program, k)
+    run_replication(program, k, RunSettings::default())
+}
+
+/// [`sweep_replication`] with `settings` (`strict`).
+pub fn sweep_replication_with(
+    program: &ValidProgram,
+    k: usize,
+    settings: RunSettings,
+) -> Result<Report, ReplicationError> {
+    run_replication(program, k, settings)
 }
 
 /// `(name, value)` pairs of a point.
