@@ -367,7 +367,9 @@ pub fn compile_text_at(
 /// let source = "stage s : delay;\nworkload { arrive batch(1); }\n\
 ///               session { run s (serial - 1); }\nrun { horizon 2; }";
 /// let program = serq::compile_source(source, &serq::Overrides::default()).unwrap();
-/// let error = serq::run(&program).unwrap_err();
+/// // A computed negative amount is an error under `strict` (--strict).
+/// let mut strict = serq::RunOptions { strict: true, ..Default::default() };
+/// let error = serq::run_with(&program, &mut strict).unwrap_err();
 /// let text = serq::render_run_error(&program, &error, "neg.sq", Some(source));
 /// assert!(text.contains("run-time error in session 0 at t = 0"), "{text}");
 /// assert!(text.contains("neg.sq:3:11"), "{text}");

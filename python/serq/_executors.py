@@ -16,10 +16,11 @@ from . import _serq
 Job = Tuple[_serq.Program, int]
 
 
-def replication(program: _serq.Program, k: int) -> Any:
+def replication(program: _serq.Program, k: int, strict: bool = False) -> Any:
     """One task: replication ``k`` of ``program``, on seed
-    ``program.seed + k``, with the GIL released."""
-    return _serq.replication(program, k)
+    ``program.seed + k``, with the GIL released (``strict``: a computed
+    negative amount is a run-time error)."""
+    return _serq.replication(program, k, strict)
 
 
 def is_local(executor: Any) -> bool:
@@ -27,18 +28,19 @@ def is_local(executor: Any) -> bool:
     return executor is None or (isinstance(executor, str) and executor == "local")
 
 
-def run_replications(executor: Any, jobs: Sequence[Job]) -> List[Any]:
-    """Every job's outcome, in job order."""
+def run_replications(executor: Any, jobs: Sequence[Job], strict: bool = False) -> List[Any]:
+    """Every job's outcome, in job order (each run with ``strict``)."""
     if isinstance(executor, str):
         if executor == "ray":
-            return _on_ray(jobs)
+            return _on_ray(jobs, strict)
         raise ValueError(f'no executor "{executor}": use None, "local", "ray", a dask Client or a concurrent.futures.Executor')
     if _is_dask_client(executor):
-        return _on_dask(executor, jobs)
+        return _on_dask(executor, jobs, strict)
     import concurrent.futures  # here, not at import: it costs `import serq` 10 ms
 
     if isinstance(executor, concurrent.futures.Executor):
-        return list(executor.map(replication, [p for p, _ in jobs], [k for _, k in jobs]))
+        programs, ks = [p for p, _ in jobs], [k for _, k in jobs]
+        return list(executor.map(replication, programs, ks, [strict] * len(jobs)))
     raise TypeError(
         f"executor {executor!r} is not None, \"local\", \"ray\", a dask.distributed.Client "
         "or a concurrent.futures.Executor"
@@ -62,7 +64,7 @@ def _distinct_programs(jobs: Sequence[Job]) -> List[Tuple[_serq.Program, List[in
 _remote = None
 
 
-def _on_ray(jobs: Sequence[Job]) -> List[Any]:
+def _on_ray(jobs: Sequence[Job], strict: bool) -> List[Any]:
     global _remote
     try:
         import ray
@@ -79,7 +81,7 @@ def _on_ray(jobs: Sequence[Job]) -> List[Any]:
     for program, indices in _distinct_programs(jobs):
         shared = ray.put(program)
         for index in indices:
-            refs[index] = _remote.remote(shared, jobs[index][1])
+            refs[index] = _remote.remote(shared, jobs[index][1], strict)
     return ray.get(refs)
 
 
@@ -88,10 +90,10 @@ def _is_dask_client(executor: Any) -> bool:
     return module.split(".")[0] == "distributed" and hasattr(executor, "submit") and hasattr(executor, "gather")
 
 
-def _on_dask(client: Any, jobs: Sequence[Job]) -> List[Any]:
+def _on_dask(client: Any, jobs: Sequence[Job], strict: bool) -> List[Any]:
     futures: List[Any] = [None] * len(jobs)
     for program, indices in _distinct_programs(jobs):
         [shared] = client.scatter([program], broadcast=False)
         for index in indices:
-            futures[index] = client.submit(replication, shared, jobs[index][1], pure=False)
+            futures[index] = client.submit(replication, shared, jobs[index][1], strict, pure=False)
     return client.gather(futures)

@@ -26,6 +26,7 @@ def replicate(
     executor: Any = None,
     *,
     frame: bool = False,
+    strict: bool = False,
 ) -> Any:
     """Run ``program`` ``replications`` times, replication k on seed
     ``program.seed + k``, and return one row, as ``serq sweep`` writes it
@@ -40,10 +41,12 @@ def replicate(
     ``executor``: ``None`` (all local cores), ``"ray"`` (one Ray task per
     replication, after ``ray.init``), a ``dask.distributed.Client``, or a
     ``concurrent.futures.Executor``. ``frame=True`` returns a pandas
-    DataFrame instead of a list of dicts.
+    DataFrame instead of a list of dicts. ``strict=True`` makes a computed
+    negative amount a run-time error (``serq run --strict``); without it
+    such amounts are taken as 0 and counted in the ``warnings`` column.
     """
-    plan = _serq.Plan.of_program(program, _replications(replications))
-    return _output(_rows(plan, executor), {"replications"}, frame)
+    plan = _serq.Plan.of_program(program, _replications(replications), strict)
+    return _output(_rows(plan, executor), {"replications", "warnings"}, frame)
 
 
 def sweep(
@@ -59,6 +62,7 @@ def sweep(
     warmup: Optional[float] = None,
     arrivals: Optional[int] = None,
     frame: bool = False,
+    strict: bool = False,
 ) -> Any:
     """Run a program at every point of a grid of its ``let`` constants,
     ``replications`` times each, and return one row per point with the
@@ -74,19 +78,20 @@ def sweep(
     ``sets`` and the other keywords are ``compile``'s and apply at every
     point; a grid name wins over a ``sets`` entry of the same name.
 
-    ``executor`` and ``frame`` as for ``replicate``.
+    ``executor``, ``frame`` and ``strict`` as for ``replicate``.
     """
     count = _replications(replications)
     source, origin = _program_text(path_or_source)
     parsed = [_axis(axis, values) for axis, values in grid.items()]
     axes = [(axis, values) for axis, values, _ in parsed]
-    whole = {"replications"} | {axis for axis, _, is_whole in parsed if is_whole}
+    whole = {"replications", "warnings"} | {axis for axis, _, is_whole in parsed if is_whole}
     plan = _serq.Plan(
         source,
         origin,
         origin if origin is not None else "<source>",
         axes,
         count,
+        strict,
         sets=sets,
         defs=defs,
         seed=seed,
@@ -103,7 +108,7 @@ def _rows(plan: _serq.Plan, executor: Any) -> Tuple[List[str], List[List[Any]]]:
     if _executors.is_local(executor):
         return plan.run()
     jobs = [(program, k) for program in plan.programs() for k in range(plan.replications)]
-    return plan.gather(_executors.run_replications(executor, jobs))
+    return plan.gather(_executors.run_replications(executor, jobs, plan.strict))
 
 
 def _replications(replications: int) -> int:

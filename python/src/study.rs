@@ -15,7 +15,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use serq::study::{Axis, Cell, ReplicationError, Sweep, SweepError, SweepPlan};
+use serq::study::{Axis, Cell, ReplicationError, RunSettings, Sweep, SweepError, SweepPlan};
 
 use crate::errors::{CompileError, RunError};
 use crate::program::{Options, Program};
@@ -89,11 +89,14 @@ pub fn restore_replication(ok: bool, state: &Bound<'_, PyAny>) -> PyResult<Repli
     Ok(Replication { outcome })
 }
 
-/// `replication(program, k)`: runs replication `k` of `program` (seed
-/// `program.seed + k`) with the GIL released; one Ray or Dask task.
+/// `replication(program, k, strict=False)`: runs replication `k` of
+/// `program` (seed `program.seed + k`) with the GIL released; one Ray or
+/// Dask task.
 #[pyfunction]
-pub fn replication(py: Python<'_>, program: &Program, k: usize) -> Replication {
-    let outcome = py.detach(|| serq::study::sweep_replication(&program.ir, k));
+#[pyo3(signature = (program, k, strict=false))]
+pub fn replication(py: Python<'_>, program: &Program, k: usize, strict: bool) -> Replication {
+    let settings = RunSettings { strict };
+    let outcome = py.detach(|| serq::study::sweep_replication_with(&program.ir, k, settings));
     Replication { outcome }
 }
 
@@ -103,6 +106,7 @@ pub fn replication(py: Python<'_>, program: &Program, k: usize) -> Replication {
 pub struct Plan {
     plan: SweepPlan,
     replications: usize,
+    strict: bool,
     name: String,
     source: Option<Arc<str>>,
 }
@@ -153,7 +157,8 @@ impl Plan {
     /// keywords (`sets`, `defs`, `seed`, `horizon`, `warmup`, `arrivals`,
     /// `trace`) and apply at every point.
     #[new]
-    #[pyo3(signature = (source, origin, name, axes, replications, **overrides))]
+    #[pyo3(signature = (source, origin, name, axes, replications, strict=false, **overrides))]
+    #[allow(clippy::too_many_arguments)] // Python's constructor: its keywords
     fn new(
         py: Python<'_>,
         source: String,
@@ -161,6 +166,7 @@ impl Plan {
         name: String,
         axes: Vec<(String, Vec<f64>)>,
         replications: usize,
+        strict: bool,
         overrides: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Plan> {
         let overrides = Options::from_keywords(overrides)?.overrides()?;
@@ -170,21 +176,27 @@ impl Plan {
             .collect();
         let plan = py
             .detach(|| SweepPlan::new(&source, origin.as_deref(), &overrides, &axes, replications))
-            .map_err(compile_error)?;
+            .map_err(compile_error)?
+            .with_settings(RunSettings { strict });
         Ok(Plan {
             plan,
             replications,
+            strict,
             name,
             source: Some(Arc::from(source)),
         })
     }
 
-    /// `Plan.of_program(program, replications)`: one program replicated.
+    /// `Plan.of_program(program, replications, strict=False)`: one
+    /// program replicated.
     #[staticmethod]
-    fn of_program(program: &Program, replications: usize) -> Plan {
+    #[pyo3(signature = (program, replications, strict=false))]
+    fn of_program(program: &Program, replications: usize, strict: bool) -> Plan {
         Plan {
-            plan: SweepPlan::of_program(program.ir.clone(), replications),
+            plan: SweepPlan::of_program(program.ir.clone(), replications)
+                .with_settings(RunSettings { strict }),
             replications,
+            strict,
             name: program.name.clone(),
             source: program.source.clone(),
         }
@@ -194,6 +206,12 @@ impl Plan {
     #[getter]
     fn replications(&self) -> usize {
         self.replications
+    }
+
+    /// Whether a computed negative amount is a run-time error.
+    #[getter]
+    fn strict(&self) -> bool {
+        self.strict
     }
 
     /// Every point's program, in grid order.

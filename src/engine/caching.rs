@@ -257,6 +257,9 @@ fn evict_to(code: &Code, sim: &mut Sim, p: usize, room: f64, depth: u32) -> Resu
 /// Whose attributes an Evict-moment expression reads: a live owner's row,
 /// or an ended owner's attributes copied into cells, as an evaluation
 /// reads them (`eval::Cx`; on the stack for up to 32 attributes).
+// One lives on the stack for one evaluation: boxing the cells would
+// allocate per key.
+#[allow(clippy::large_enum_variant)]
 enum Reads {
     Live(Entity, u32),
     Ended(SmallVec<[Cell<f64>; 32]>),

@@ -168,12 +168,13 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     // Pools go back in written order, each before its `cache` clause (or
     // the lease's length) is read, as pyserq 0.1.0 reads them: `cache
     // (used(kv) + 2)` on `hold kv (4)` keeps 2.
-    let leased = lease.as_ref().map(|(i, _)| *i);
     for (i, h) in hold.pools.iter().enumerate() {
         if h.released {
             continue;
         }
-        if let Some((_, length)) = lease.as_ref().filter(|_| Some(i) == leased) {
+        if let Some((leased, length)) = lease
+            && *leased == i
+        {
             start_lease(sim, e, &hold, i, length)?;
             continue;
         }

@@ -213,7 +213,8 @@ pub struct RunSettings {
 ///
 /// ```
 /// # let program = serq::compile_source("stage s : delay; workload { arrive batch(1); }
-/// #   session { run s (serial - 1); } run { horizon 2; seed 3; }", &Default::default()).unwrap();
+/// #   session { run s (serial / serial); } run { horizon 2; seed 3; }", &Default::default()).unwrap();
+/// // Session 0's work is 0 / 0, NaN: every replication fails.
 /// let e = serq::study::replicate(&program, 2).unwrap_err();
 /// assert_eq!((e.replication, e.seed), (0, 3));
 /// assert!(e.to_string().starts_with("replication 0 (seed 3): "));

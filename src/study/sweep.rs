@@ -249,7 +249,7 @@ fn grid_points(axes: &[Axis]) -> Vec<Vec<f64>> {
 /// let mut lines = Vec::new();
 /// let result = plan.run(1, &|| {}, &mut |p| lines.push(plan.csv_line(p))).unwrap();
 /// assert_eq!(result.points.len(), 2);
-/// assert!(lines[0].starts_with("2,2,true,2,0,"), "{}", lines[0]);
+/// assert!(lines[0].starts_with("2,2,true,0,2,0,"), "{}", lines[0]);
 /// ```
 #[derive(Clone, Debug)]
 pub struct SweepPlan {
@@ -641,7 +641,8 @@ pub fn sweep(
 impl Sweep {
     /// The column names, in order: each axis's name (in axis order);
     /// `replications`; `stable` ([`Replicated::is_stable`]: `false` when a
-    /// replication's live sessions grow, empty/`null` when not judged); for
+    /// replication's live sessions grow, empty/`null` when not judged);
+    /// `warnings` (the point's warnings counted, [`Replicated::warnings`]); for
     /// each observation (in program order) `NAME.mean` and `NAME.ci` (the
     /// mean across replications and its 95% half-width), then `NAME.p50`,
     /// `NAME.p50_ci`, `NAME.p90`, `NAME.p90_ci`, `NAME.p99`, `NAME.p99_ci`
@@ -662,7 +663,7 @@ impl Sweep {
     ///               run { horizon 10; }";
     /// let axes = [Axis::parse("d=1,2").unwrap(), Axis::parse("N=1,2").unwrap()];
     /// let result = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap();
-    /// assert_eq!(result.columns(), ["d", "N", "replications", "stable", "response.mean",
+    /// assert_eq!(result.columns(), ["d", "N", "replications", "stable", "warnings", "response.mean",
     ///     "response.ci", "response.p50", "response.p50_ci", "response.p90",
     ///     "response.p90_ci", "response.p99", "response.p99_ci", "s[0].util", "s[1].util"]);
     /// ```
@@ -681,11 +682,12 @@ impl Sweep {
     ///               session { run s (d); observe response = now; } run { horizon 10; }";
     /// let axes = [Axis::parse("d=1,2").unwrap()];
     /// let result = sweep(source, &Default::default(), &axes, 3, &|| {}).unwrap();
-    /// // d, replications, stable, response's mean, p50, p90, p99 (each 2,
-    /// // deterministic: a CI of 0), s.util (d/10).
+    /// // d, replications, stable, warnings, response's mean, p50, p90, p99
+    /// // (each 2, deterministic: a CI of 0), s.util (d/10).
     /// let row = &result.rows()[1];
-    /// assert_eq!(row[..4], [Cell::Number(Some(2.0)), Cell::Number(Some(3.0)),
-    ///                       Cell::Flag(Some(true)), Cell::Number(Some(2.0))]);
+    /// assert_eq!(row[..5], [Cell::Number(Some(2.0)), Cell::Number(Some(3.0)),
+    ///                       Cell::Flag(Some(true)), Cell::Number(Some(0.0)),
+    ///                       Cell::Number(Some(2.0))]);
     /// assert_eq!(row.last(), Some(&Cell::Number(Some(0.2))));
     /// ```
     pub fn rows(&self) -> Vec<Vec<Cell>> {
@@ -706,11 +708,11 @@ impl Sweep {
     /// let axes = [Axis::parse("d=1,2").unwrap()];
     /// let csv = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap().to_csv();
     /// // One replication: no CI.
-    /// assert_eq!(csv, "d,replications,stable,response.mean,response.ci,response.p50,\
+    /// assert_eq!(csv, "d,replications,stable,warnings,response.mean,response.ci,response.p50,\
     ///                  response.p50_ci,response.p90,response.p90_ci,response.p99,\
     ///                  response.p99_ci,s.util\n\
-    ///                  1,1,true,1,,1,,1,,1,,0.1\n\
-    ///                  2,1,true,2,,2,,2,,2,,0.2\n");
+    ///                  1,1,true,0,1,,1,,1,,1,,0.1\n\
+    ///                  2,1,true,0,2,,2,,2,,2,,0.2\n");
     /// ```
     pub fn to_csv(&self) -> String {
         let mut out = self.layout.csv_header();
@@ -729,7 +731,7 @@ impl Sweep {
     ///               session { run s (d); observe response = now; } run { horizon 10; }";
     /// let axes = [Axis::parse("d=2").unwrap()];
     /// let jsonl = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap().to_jsonl();
-    /// assert!(jsonl.starts_with("{\"d\":2,\"replications\":1,\"stable\":true,\
+    /// assert!(jsonl.starts_with("{\"d\":2,\"replications\":1,\"stable\":true,\"warnings\":0,\
     ///     \"response.mean\":2,\"response.ci\":null,\"response.p50\":2,"));
     /// assert!(jsonl.ends_with(",\"response.p99_ci\":null,\"s.util\":0.2}\n"));
     /// ```
