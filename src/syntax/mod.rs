@@ -9,6 +9,7 @@ pub mod diagnostic;
 pub mod lexer;
 pub mod libraries;
 pub mod parser;
+pub mod shipped;
 pub mod sources;
 
 pub use diagnostic::{Diagnostic, render};
