@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod engine;
+pub mod fit;
 pub mod ir;
 pub mod link;
 pub mod report;
