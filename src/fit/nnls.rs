@@ -66,12 +66,12 @@ fn solve_scaled(a: &DMatrix<f64>, b: &DVector<f64>, norms: &[f64]) -> DVector<f6
             // The largest step toward s that keeps x >= 0; the variable
             // that sets it reaches 0 and leaves (rounding may leave it a
             // hair either side of 0), with any other at or below 0.
-            let (first, alpha) = blocking
-                .iter()
-                .map(|&i| (i, x[i] / (x[i] - s[i])))
-                .fold((blocking[0], f64::INFINITY), |best, c| {
+            let (first, alpha) = blocking.iter().map(|&i| (i, x[i] / (x[i] - s[i]))).fold(
+                (blocking[0], f64::INFINITY),
+                |best, c| {
                     if c.1 < best.1 { c } else { best }
-                });
+                },
+            );
             x += (s - &x) * alpha;
             for i in 0..k {
                 if passive[i] && (i == first || x[i] <= 0.0) {
