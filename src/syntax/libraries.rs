@@ -106,7 +106,7 @@ impl Reader<'_> {
         let Some((name, text)) = shipped::find(name) else {
             let d = Diagnostic::new("use", span, format!("serq ships no library `<{name}>`"))
                 .with_label("no such library");
-            let d = match crate::link::closest(name, shipped::names()) {
+            let d = match super::spelling::closest(name, shipped::names()) {
                 Some(close) => d.with_help(format!("did you mean `<{close}>`?")),
                 None => d.with_help(format!(
                     "serq ships {}; `use \"file.sq\";` reads a file beside the program",

@@ -11,6 +11,7 @@ pub mod libraries;
 pub mod parser;
 pub mod shipped;
 pub mod sources;
+pub mod spelling;
 
 pub use diagnostic::{Diagnostic, render};
 pub use lexer::KEYWORDS;
