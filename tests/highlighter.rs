@@ -94,6 +94,9 @@ fn every_library_serq_ships_is_highlighted_after_use() {
         .find(|m| m.contains("(use)\\s*(<)"))
         .expect("a rule for `use <name>`");
     for name in serq::syntax::shipped::names() {
-        assert!(alternation_words(rule).iter().any(|w| w == name), "{name} in {rule}");
+        assert!(
+            alternation_words(rule).iter().any(|w| w == name),
+            "{name} in {rule}"
+        );
     }
 }
