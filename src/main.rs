@@ -36,7 +36,8 @@ Examples (from the repository's root; `cargo install --path .` puts serq on the 
                                                             draw the deployment as SVG
   serq run examples/single-turn/mm1.sq --replications 8     8 seeds in parallel, 95% t-intervals
   serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:4 --grid ND=2,4 --out r.csv
-  serq fit iterations.csv --terms tokens,kv_decode       fit a step cost to measured iterations
+  serq run examples/hardware/llama8b_h100.sq                a roofline engine (`use <roofline>;`)
+  serq fit iterations.csv --terms tokens,kv_decode          fit a step cost to measured iterations
 
 Exit status: 0 success, 1 the program's fault (a parse, link or run-time
 error, printed on stderr), 2 a usage error (bad flags, a name a flag gives

@@ -302,3 +302,31 @@ fn an_error_a_program_makes_with_the_library_is_shown_in_the_library_text() {
     assert!(text.contains("`tokens`"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_malformed_shipped_use_is_a_syntax_error_at_its_place() {
+    let tail = "\nstage d : delay;\nworkload { arrive batch(1); }\nsession { run d (1); }\nrun { horizon 1; }\n";
+    for (head, message, column) in [
+        (
+            "use <>;",
+            "expected a library's name after `<` (`use <roofline>;`), found `>`",
+            6,
+        ),
+        ("use <roofline;", "expected `>` to close `<`, found `;`", 14),
+        (
+            "use <\"x\">;",
+            "expected a library's name after `<` (`use <roofline>;`), found the string \"x\"",
+            6,
+        ),
+    ] {
+        let source = format!("{head}{tail}");
+        let diagnostics = compile_source(&source, &Overrides::default()).unwrap_err();
+        assert_eq!(diagnostics[0].rule, "syntax", "{head}");
+        assert_eq!(diagnostics[0].message, message, "{head}");
+        // Offsets are 0-based, columns 1-based, all on line 1.
+        assert_eq!(diagnostics[0].span.start + 1, column, "{head}");
+    }
+    // Spaces inside the brackets are allowed: the name is one word.
+    let source = format!("use < roofline >;{tail}");
+    assert!(compile_source(&source, &Overrides::default()).is_ok());
+}
