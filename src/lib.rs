@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod engine;
+pub mod fit;
 pub mod ir;
 pub mod link;
 pub mod report;
@@ -62,7 +63,14 @@ pub fn compile_source(
     if !diagnostics.is_empty() {
         return Err(diagnostics);
     }
-    link::link(&ast, source, overrides)
+    // Only the libraries serq ships (`use <name>;`) resolve without a
+    // file; a program naming none links as `link::link` would link it.
+    let mut sources = syntax::Sources::new("", source);
+    let (ast, diagnostics) = syntax::libraries::resolve_shipped(ast, &mut sources);
+    if !diagnostics.is_empty() {
+        return Err(diagnostics);
+    }
+    link::link_sources(&ast, &sources, overrides)
 }
 
 /// Reads IR JSON, applies the overrides and validates the result.

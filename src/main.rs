@@ -1,5 +1,5 @@
 //! The `serq` command: check, print the IR of, draw, run, replicate and
-//! sweep serq programs.
+//! sweep serq programs, and fit a step stage's cost to measurements.
 //!
 //! Architecture invariant: only this file knows clap and the process's exit
 //! statuses (0 ok, 1 the program's fault, 2 a usage error); everything it
@@ -36,6 +36,8 @@ Examples (from the repository's root; `cargo install --path .` puts serq on the 
                                                             draw the deployment as SVG
   serq run examples/single-turn/mm1.sq --replications 8     8 seeds in parallel, 95% t-intervals
   serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:4 --grid ND=2,4 --out r.csv
+  serq run examples/hardware/llama8b_h100.sq                a roofline engine (`use <roofline>;`)
+  serq fit iterations.csv --terms tokens,kv_decode          fit a step cost to measured iterations
 
 Exit status: 0 success, 1 the program's fault (a parse, link or run-time
 error, printed on stderr), 2 a usage error (bad flags, a name a flag gives
@@ -208,6 +210,96 @@ enum Command {
         #[arg(short, long, value_name = "OUT")]
         out: Option<PathBuf>,
     },
+    /// Fit a step stage's cost to measured iterations.
+    ///
+    /// DATA.csv has a header and one row per iteration: a column per term,
+    /// named as the term, and the measured time in `seconds` (other
+    /// columns are ignored; docs/hardware.md says how to produce it from a
+    /// vLLM or SGLang run). The cost is linear in the terms plus a
+    /// constant, every coefficient at least 0 (Lawson-Hanson), fitted to
+    /// the relative residuals. Prints the `cost ...;` line, R² and the
+    /// residuals' p50/p90/p99 in percent. With --json: {"coefficients":
+    /// {TERM: value, "1": constant}, "cost", "rows", "r2",
+    /// "residuals_pct": {"p50", "p90", "p99"}, "holdout": {"rows",
+    /// "residuals_pct"}}. A malformed CSV is exit 1, with its line and
+    /// column; an unknown term is exit 2.
+    #[command(
+        after_help = "Examples:\n  serq fit iterations.csv --terms tokens,kv_decode\n  serq fit iterations.csv --terms tokens,kv_decode,residents --holdout 0.2 --seed 7 --json"
+    )]
+    Fit {
+        /// The measured iterations (CSV).
+        #[arg(value_name = "DATA.csv")]
+        data: PathBuf,
+        /// The terms, comma-separated, among the step cost's context
+        /// variables: tokens, prefilled, residents, decoders, kv_decode,
+        /// kv_prefill, attention.
+        #[arg(long, value_name = "T1,T2,...", value_delimiter = ',', required = true)]
+        terms: Vec<String>,
+        /// Keep this fraction of the rows (0 <= F < 1, a seeded shuffle)
+        /// out of the fit and report the residuals on them.
+        #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_fraction)]
+        holdout: f64,
+        /// The seed of the holdout's shuffle.
+        #[arg(long, value_name = "S", default_value_t = 1)]
+        seed: u64,
+        /// Print the fit as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Parses `--holdout F`: a fraction in [0, 1).
+fn parse_fraction(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(f) if (0.0..1.0).contains(&f) => Ok(f),
+        _ => Err(format!(
+            "expected a fraction at least 0 and below 1, found `{text}`"
+        )),
+    }
+}
+
+/// `serq fit`: checks the terms (a usage error, exit 2), reads the CSV (a
+/// malformed one is the data's fault, exit 1) and prints the fit.
+fn fit(
+    data: &Path,
+    terms: Vec<String>,
+    holdout: f64,
+    seed: u64,
+    json: bool,
+) -> Result<(), Failure> {
+    use serq::fit::TERMS;
+    for (i, term) in terms.iter().enumerate() {
+        if !TERMS.contains(&term.as_str()) {
+            let hint = match serq::link::closest(term, TERMS.iter().copied()) {
+                Some(c) => format!("did you mean `{c}`? "),
+                None => String::new(),
+            };
+            return Err(Failure::Usage(format!(
+                "unknown term `{term}` in --terms: {hint}(the terms are the step cost's context variables: {})",
+                TERMS.join(", ")
+            )));
+        }
+        if terms[..i].contains(term) {
+            return Err(Failure::Usage(format!("--terms names `{term}` twice")));
+        }
+    }
+    let text = std::fs::read_to_string(data)
+        .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", data.display())))?;
+    let name = data.display().to_string();
+    let measurements = serq::fit::Measurements::parse(&text, &terms).map_err(|e| {
+        eprint!("error: {}", e.render(&name));
+        Failure::Program
+    })?;
+    let fitted = measurements.fit(holdout, seed).map_err(|e| {
+        eprintln!("error: {name}: {e}");
+        Failure::Program
+    })?;
+    if json {
+        emit(&format!("{}\n", fitted.to_json()));
+    } else {
+        emit(&fitted.to_text());
+    }
+    Ok(())
 }
 
 #[derive(Args)]
@@ -350,6 +442,13 @@ fn main() -> ExitCode {
 
 fn execute(command: Command) -> Result<(), Failure> {
     match command {
+        Command::Fit {
+            data,
+            terms,
+            holdout,
+            seed,
+            json,
+        } => fit(&data, terms, holdout, seed, json),
         Command::Sweep {
             file,
             sets,

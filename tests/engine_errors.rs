@@ -375,6 +375,7 @@ fn corpus() -> Vec<(String, String)> {
         "examples/single-turn",
         "examples/pd-disaggregation",
         "examples/multi-turn",
+        "examples/hardware",
         "tests/conformance",
         "tests/conformance/t2",
         "tests/serving",
