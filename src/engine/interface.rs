@@ -126,6 +126,11 @@ pub struct RunOptions<'a> {
     /// session and in which turn ([`crate::report::Observation::provenance`]).
     /// Off for `serq run`: a run then keeps the samples' values only.
     pub provenance: bool,
+    /// Keep where each turn of a session began and where each session
+    /// ended, at or after warm-up ([`crate::Report::turn_marks`]): with
+    /// [`RunOptions::provenance`], what SLO attainment counts requests
+    /// from ([`crate::report::Slo`]). Off for a plain run.
+    pub turn_marks: bool,
 }
 
 impl std::fmt::Debug for RunOptions<'_> {
@@ -135,6 +140,7 @@ impl std::fmt::Debug for RunOptions<'_> {
             .field("max_events", &self.max_events)
             .field("check_invariants", &self.check_invariants)
             .field("provenance", &self.provenance)
+            .field("turn_marks", &self.turn_marks)
             .finish()
     }
 }

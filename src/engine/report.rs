@@ -146,6 +146,7 @@ pub fn fill_report(
             .collect(),
         stages,
         pools,
+        turn_marks: observed.marks.take(),
     });
 }
 

@@ -9,6 +9,7 @@ mod family;
 mod json;
 mod lookup;
 mod series;
+mod slo;
 mod stability;
 mod stats;
 mod table;
@@ -16,6 +17,7 @@ mod table;
 pub use family::{PoolFamily, Spread, StageFamily};
 pub use lookup::ObservationView;
 pub use series::WindowedAverage;
+pub use slo::{Attainment, Bound, Request, Slo, SloError, with_slo_json};
 pub use stability::{Stability, TREND_LAG, TREND_T};
 pub use stats::{Summary, Welford};
 
@@ -58,6 +60,22 @@ pub struct Report {
     pub stages: Vec<StageRow>,
     /// One per pool member, in declaration order.
     pub pools: Vec<PoolRow>,
+    /// Where each turn began and each session ended, when the run was
+    /// asked to keep them ([`crate::RunOptions::turn_marks`]; `None`
+    /// otherwise, as for `serq run` without `--slo`).
+    pub turn_marks: Option<TurnMarks>,
+}
+
+/// The starts of turns and the ends of sessions at t >= warmup, in the
+/// order they happened: with the observations' [`Provenance`], what SLO
+/// attainment ([`Slo`]) counts requests from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TurnMarks {
+    /// `(session serial, turn_no, time)` of each turn's start: the
+    /// session's creation for turn 0, each `turn;` for the turn it begins.
+    pub starts: Vec<(u64, u64, f64)>,
+    /// `(session serial, time)` of each session's end.
+    pub ends: Vec<(u64, f64)>,
 }
 
 /// An observation's samples, taken at t >= warmup, in recording order.
