@@ -82,6 +82,18 @@ enum Command {
         /// "member", "mean_used", "mean_wait"}]}, each figure {"n", "mean", "ci"}.
         #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..))]
         replications: Option<u32>,
+        #[command(flatten)]
+        slo: SloArgs,
+        /// Write one CSV row per request to OUT (session, turn, arrival,
+        /// the largest value of each observation the SLO names, finished,
+        /// attained), to check the SLO's count by hand (needs --slo).
+        #[arg(
+            long,
+            value_name = "OUT.csv",
+            requires = "bounds",
+            conflicts_with = "replications"
+        )]
+        requests: Option<PathBuf>,
     },
     /// Run a program over a grid of `let` values, with replications.
     ///
@@ -156,6 +168,8 @@ enum Command {
         /// Draw the plot's y on a logarithmic scale.
         #[arg(long, requires = "plot")]
         log_y: bool,
+        #[command(flatten)]
+        slo: SloArgs,
     },
     /// Check a program: print a one-line summary, or every diagnostic.
     ///
@@ -208,6 +222,43 @@ enum Command {
         #[arg(short, long, value_name = "OUT")]
         out: Option<PathBuf>,
     },
+}
+
+/// A service-level objective.
+#[derive(Args)]
+struct SloArgs {
+    /// A bound of the SLO, NAME<=NUMBER or NAME<NUMBER, NAME an
+    /// observation (repeatable; the bounds are joint). A request (one
+    /// turn of a session) attains when it recorded every named
+    /// observation, each within its bound; one unfinished at the end does
+    /// not. Adds attainment, goodput (attained requests per unit of time),
+    /// requests and unfinished to the report (docs/report.md, "SLO
+    /// attainment"). Example: --slo 'ttft<=0.5' --slo 'tpot<=0.05'
+    #[arg(long = "slo", value_name = "NAME<=X", value_parser = serq::report::Bound::parse)]
+    bounds: Vec<serq::report::Bound>,
+}
+
+impl SloArgs {
+    /// The SLO, if any bound was given.
+    fn slo(self) -> Option<serq::report::Slo> {
+        (!self.bounds.is_empty()).then_some(serq::report::Slo {
+            bounds: self.bounds,
+        })
+    }
+}
+
+/// Checks that `program` records every observation the SLO names.
+fn check_slo(
+    slo: Option<&serq::report::Slo>,
+    program: &Program,
+    name: &str,
+) -> Result<(), Failure> {
+    match slo {
+        Some(slo) => slo
+            .check(&program.observes)
+            .map_err(|e| Failure::Usage(format!("{name}: {e}"))),
+        None => Ok(()),
+    }
 }
 
 #[derive(Args)]
@@ -350,6 +401,7 @@ fn execute(command: Command) -> Result<(), Failure> {
             x,
             y,
             log_y,
+            slo,
         } => sweep(SweepArgs {
             file,
             overrides: options.overrides(sets),
@@ -362,6 +414,7 @@ fn execute(command: Command) -> Result<(), Failure> {
             x,
             y,
             log_y,
+            slo: slo.slo(),
         }),
         Command::Check { file, sets } => {
             let input = Input::read(&file.path)?;
@@ -401,16 +454,25 @@ fn execute(command: Command) -> Result<(), Failure> {
             samples,
             by_family,
             replications,
+            slo,
+            requests,
         } => {
             let input = Input::read(&file.path)?;
             let overrides = options.overrides(sets);
+            let slo = slo.slo();
             let program = input.compile(&overrides)?;
+            check_slo(slo.as_ref(), &program, &input.name)?;
+            if let Some(path) = &requests {
+                check_writable(path)?;
+            }
             if let Some(r) = replications {
-                let replicated = serq::study::replicate(&program, r as usize).map_err(|e| {
-                    eprint!("{}", input.render_run_error(&program, &e.error));
-                    eprintln!("(in replication {}, seed {})", e.replication, e.seed);
-                    Failure::Program
-                })?;
+                let replicated =
+                    serq::study::replicate_with(&program, r as usize, slo.as_ref(), &|| {})
+                        .map_err(|e| {
+                            eprint!("{}", input.render_run_error(&program, &e.error));
+                            eprintln!("(in replication {}, seed {})", e.replication, e.seed);
+                            Failure::Program
+                        })?;
                 for (k, s) in replicated.stability.iter().enumerate() {
                     if let Some(s) = s.filter(|s| !s.stable) {
                         eprintln!(
@@ -430,7 +492,10 @@ fn execute(command: Command) -> Result<(), Failure> {
             let mut tick = |now: f64| progress.tick(now);
             let mut options = serq::RunOptions {
                 progress: Some(&mut tick),
-                ..serq::RunOptions::default()
+                ..match &slo {
+                    Some(_) => serq::report::Slo::run_options(),
+                    None => serq::RunOptions::default(),
+                }
             };
             let result = serq::run_with(&program, &mut options);
             progress.finish();
@@ -442,12 +507,27 @@ fn execute(command: Command) -> Result<(), Failure> {
             if let Some(s) = report.stability().filter(|s| !s.stable) {
                 eprintln!("warning: {}: {s}", input.name);
             }
-            let text = match (json, by_family) {
-                (true, false) => format!("{}\n", report.to_json(samples)),
-                (true, true) => format!("{}\n", report.to_json_by_family(samples)),
+            let mut text = match (json, by_family) {
+                (true, false) => report.to_json(samples),
+                (true, true) => report.to_json_by_family(samples),
                 (false, false) => report.to_table(),
                 (false, true) => report.to_table_by_family(),
             };
+            if let Some(slo) = &slo
+                && let Some(a) = slo.attainment(&report)
+            {
+                if json {
+                    text = serq::report::with_slo_json(&text, &a.to_json());
+                } else {
+                    text.push_str(&slo.table_line(&a));
+                }
+                if let (Some(path), Some(csv)) = (&requests, slo.requests_csv(&report)) {
+                    write_file(path, &csv)?;
+                }
+            }
+            if json {
+                text.push('\n');
+            }
             emit(&text);
             Ok(())
         }
@@ -545,6 +625,7 @@ struct SweepArgs {
     x: Option<String>,
     y: Option<String>,
     log_y: bool,
+    slo: Option<serq::report::Slo>,
 }
 
 /// Where a sweep's rows go, and how many are there: shared with the Ctrl-C
@@ -621,6 +702,12 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
         }
         _ => Failure::Usage(format!("{}: {e}", input.name)),
     })?;
+    let plan = match args.slo {
+        Some(slo) => plan
+            .with_slo(slo)
+            .map_err(|e| Failure::Usage(format!("{}: {e}", input.name)))?,
+        None => plan,
+    };
     let y_columns = match &args.y {
         Some(y) => Some(
             serq::study::plot_columns(&plan.columns(), y)
@@ -847,6 +934,23 @@ fn summary(program: &Program) -> String {
     }
     parts.push(format!("horizon {}", program.horizon));
     parts.join(", ")
+}
+
+/// Checks, before any run, that `path` can be written: its directory
+/// exists (the file itself is written at the end).
+fn check_writable(path: &Path) -> Result<(), Failure> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if dir.is_dir() && !path.is_dir() {
+        Ok(())
+    } else {
+        Err(Failure::Usage(format!(
+            "cannot write `{}`: no such directory",
+            path.display()
+        )))
+    }
 }
 
 /// Writes a command's output to the file `--out` or `--plot` names; failing

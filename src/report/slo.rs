@@ -212,14 +212,13 @@ impl Slo {
     pub fn check(&self, observes: &[String]) -> Result<(), SloError> {
         for b in &self.bounds {
             if !observes.contains(&b.observation) {
-                let hint = match crate::link::closest(
-                    &b.observation,
-                    observes.iter().map(String::as_str),
-                ) {
-                    Some(c) => format!("; did you mean `{c}`?"),
-                    None if observes.is_empty() => "; it observes nothing".to_string(),
-                    None => format!("; it observes {}", observes.join(", ")),
-                };
+                let hint =
+                    match crate::link::closest(&b.observation, observes.iter().map(String::as_str))
+                    {
+                        Some(c) => format!("; did you mean `{c}`?"),
+                        None if observes.is_empty() => "; it observes nothing".to_string(),
+                        None => format!("; it observes {}", observes.join(", ")),
+                    };
                 return Err(SloError(format!(
                     "--slo `{b}`: the program has no observation `{}`{hint}",
                     b.observation
@@ -379,9 +378,7 @@ impl Slo {
 
     /// The text report's SLO line.
     pub fn table_line(&self, a: &Attainment) -> String {
-        let attainment = a
-            .attainment
-            .map_or("-".to_string(), |x| format!("{x:.4}"));
+        let attainment = a.attainment.map_or("-".to_string(), |x| format!("{x:.4}"));
         format!(
             "slo {}: attainment {attainment} ({} of {} requests, {} unfinished), goodput {:.4} per unit time\n",
             self.describe(),

@@ -35,8 +35,8 @@ mod tdist;
 
 pub use plot::{PlotError, PlotOptions, plot_columns, plot_rows, plot_svg};
 pub use replicate::{
-    Estimate, ObservationEstimate, PoolEstimate, Replicated, ReplicationError, StageEstimate,
-    replicate, replicate_with_progress, replication_seed,
+    Estimate, ObservationEstimate, PoolEstimate, Replicated, ReplicationError, SloEstimate,
+    StageEstimate, replicate, replicate_with, replicate_with_progress, replication_seed,
 };
 pub use rows::Cell;
 pub use sweep::{

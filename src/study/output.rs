@@ -84,6 +84,16 @@ struct ReplicatedJson<'a> {
     observes: Vec<ObservationJson<'a>>,
     stages: Vec<StageJson<'a>>,
     pools: Vec<PoolJson<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    slo: Option<SloJson>,
+}
+
+#[derive(Serialize)]
+struct SloJson {
+    attainment: EstimateJson,
+    goodput: EstimateJson,
+    requests: EstimateJson,
+    unfinished: EstimateJson,
 }
 
 impl Replicated {
@@ -103,7 +113,9 @@ impl Replicated {
     /// below 2); an observation's `p50`, `p90` and `p99` estimate its
     /// percentiles the same way, from each replication's nearest-rank
     /// percentile; `member` is `null` for a family of one; `stable` is
-    /// [`Replicated::is_stable`] (`null` when not judged).
+    /// [`Replicated::is_stable`] (`null` when not judged). Replications run
+    /// with an SLO add `"slo": {"attainment", "goodput", "requests",
+    /// "unfinished"}`, each figure in the same `{"n", "mean", "ci"}` form.
     ///
     /// ```
     /// # let source = "stage s : delay; workload { arrive batch(1); }
@@ -150,6 +162,12 @@ impl Replicated {
                     mean_wait: (&p.mean_wait).into(),
                 })
                 .collect(),
+            slo: self.slo.as_ref().map(|s| SloJson {
+                attainment: (&s.attainment).into(),
+                goodput: (&s.goodput).into(),
+                requests: (&s.requests).into(),
+                unfinished: (&s.unfinished).into(),
+            }),
         };
         // Plain data with finite numbers: serialising cannot fail.
         serde_json::to_string(&json).expect("replications serialise")
@@ -240,6 +258,18 @@ impl Replicated {
                     plus_minus(p.mean_wait.ci, 4)
                 );
             }
+        }
+        if let Some(s) = &self.slo {
+            let _ = writeln!(
+                out,
+                "slo attainment {} {}  goodput {} {}  requests {}  unfinished {}",
+                fixed(s.attainment.mean, 4),
+                plus_minus(s.attainment.ci, 4),
+                fixed(s.goodput.mean, 4),
+                plus_minus(s.goodput.ci, 4),
+                fixed(s.requests.mean, 1),
+                fixed(s.unfinished.mean, 1)
+            );
         }
         out
     }
