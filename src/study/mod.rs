@@ -30,6 +30,7 @@ mod output;
 mod plot;
 mod replicate;
 mod rows;
+mod search;
 mod sweep;
 mod tdist;
 
@@ -39,6 +40,10 @@ pub use replicate::{
     StageEstimate, replicate, replicate_with, replicate_with_progress, replication_seed,
 };
 pub use rows::Cell;
+pub use search::{
+    BATCH, Config, Load, Probe, SearchError, SearchPlan, SearchResult, SearchSpec, Verdict,
+    parse_at, plot_search,
+};
 pub use sweep::{
     Axis, MAX_AXIS_POINTS, Sweep, SweepError, SweepPlan, SweepPoint, sweep, sweep_replication,
 };

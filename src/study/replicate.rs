@@ -226,7 +226,8 @@ pub struct SloEstimate {
 }
 
 impl SloEstimate {
-    fn of(runs: &[Attainment]) -> SloEstimate {
+    /// The estimates across replications' attainments.
+    pub(crate) fn of(runs: &[Attainment]) -> SloEstimate {
         let figure = |f: fn(&Attainment) -> Option<f64>| Estimate::of_options(runs.iter().map(f));
         SloEstimate {
             attainment: figure(|a| a.attainment),

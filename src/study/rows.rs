@@ -369,7 +369,7 @@ pub(crate) fn read_csv(text: &str, columns: &[String]) -> Result<Vec<Vec<Cell>>,
         let row = cells
             .iter()
             .zip(columns)
-            .map(|(text, name)| parse_cell(text, name == "stable"))
+            .map(|(text, name)| parse_cell(text, name == "stable" || name == "passed"))
             .collect::<Result<Vec<Cell>, String>>()
             .map_err(|e| format!("row {}: {e}", i + 1))?;
         rows.push(row);
@@ -396,7 +396,9 @@ pub(crate) fn read_jsonl(text: &str, columns: &[String]) -> Result<Vec<Vec<Cell>
         for name in columns {
             let cell = match object.get(name) {
                 None => return Err(format!("line {} has no `{name}`", i + 1)),
-                Some(serde_json::Value::Null) if name == "stable" => Cell::Flag(None),
+                Some(serde_json::Value::Null) if name == "stable" || name == "passed" => {
+                    Cell::Flag(None)
+                }
                 Some(serde_json::Value::Null) => Cell::Number(None),
                 Some(serde_json::Value::Bool(b)) => Cell::Flag(Some(*b)),
                 Some(v) => match v.as_f64() {

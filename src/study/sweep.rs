@@ -235,7 +235,7 @@ impl std::fmt::Display for SweepError {
 impl std::error::Error for SweepError {}
 
 /// The points of the grid, first axis varying slowest.
-fn grid_points(axes: &[Axis]) -> Vec<Vec<f64>> {
+pub(crate) fn grid_points(axes: &[Axis]) -> Vec<Vec<f64>> {
     let mut points = vec![Vec::new()];
     for axis in axes {
         points = points
