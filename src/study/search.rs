@@ -1001,6 +1001,8 @@ fn show_limit(limit: (Option<f64>, Option<f64>)) -> String {
 /// A JSON number, or `null` when undefined.
 fn json_number(x: Option<f64>) -> String {
     match x.filter(|v| v.is_finite()) {
+        // An integral value as an integer (`{"ND": 4}`), as Python writes it.
+        Some(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => format!("{}", v as i64),
         Some(v) => serde_json::to_string(&v).unwrap_or_else(|_| "null".to_string()),
         None => "null".to_string(),
     }
@@ -1188,7 +1190,7 @@ impl SearchResult {
                 let k = &self.configs[b];
                 let _ = writeln!(
                     out,
-                    "answer: {}{}{} limit {load} in {}",
+                    "answer: {}{}{}limit {load} in {}",
                     name_of(b),
                     if self.parameters.is_empty() { "" } else { "  " },
                     k.cost
