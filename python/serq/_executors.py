@@ -27,18 +27,29 @@ def is_local(executor: Any) -> bool:
     return executor is None or (isinstance(executor, str) and executor == "local")
 
 
-def run_replications(executor: Any, jobs: Sequence[Job]) -> List[Any]:
-    """Every job's outcome, in job order."""
+def slo_replication(program: _serq.Program, k: int, bounds: List[str]) -> Any:
+    """One task of ``serq.search``: replication ``k`` of ``program`` held
+    to the SLO ``bounds``, as ``(attainment, goodput, requests, attained,
+    unfinished)``."""
+    return _serq.slo_replication(program, k, bounds)
+
+
+def run_replications(executor: Any, jobs: Sequence[Job], bounds: Any = None) -> List[Any]:
+    """Every job's outcome, in job order: a ``_Replication``, or with
+    ``bounds`` (an SLO's) a ``slo_replication`` tuple."""
     if isinstance(executor, str):
         if executor == "ray":
-            return _on_ray(jobs)
+            return _on_ray(jobs, bounds)
         raise ValueError(f'no executor "{executor}": use None, "local", "ray", a dask Client or a concurrent.futures.Executor')
     if _is_dask_client(executor):
-        return _on_dask(executor, jobs)
+        return _on_dask(executor, jobs, bounds)
     import concurrent.futures  # here, not at import: it costs `import serq` 10 ms
 
     if isinstance(executor, concurrent.futures.Executor):
-        return list(executor.map(replication, [p for p, _ in jobs], [k for _, k in jobs]))
+        programs, ks = [p for p, _ in jobs], [k for _, k in jobs]
+        if bounds is not None:
+            return list(executor.map(slo_replication, programs, ks, [bounds] * len(jobs)))
+        return list(executor.map(replication, programs, ks))
     raise TypeError(
         f"executor {executor!r} is not None, \"local\", \"ray\", a dask.distributed.Client "
         "or a concurrent.futures.Executor"
@@ -60,10 +71,11 @@ def _distinct_programs(jobs: Sequence[Job]) -> List[Tuple[_serq.Program, List[in
 
 
 _remote = None
+_remote_slo = None
 
 
-def _on_ray(jobs: Sequence[Job]) -> List[Any]:
-    global _remote
+def _on_ray(jobs: Sequence[Job], bounds: Any = None) -> List[Any]:
+    global _remote, _remote_slo
     try:
         import ray
     except ImportError as e:
@@ -75,11 +87,15 @@ def _on_ray(jobs: Sequence[Job]) -> List[Any]:
         )
     if _remote is None:
         _remote = ray.remote(replication)
+        _remote_slo = ray.remote(slo_replication)
     refs: List[Any] = [None] * len(jobs)
     for program, indices in _distinct_programs(jobs):
         shared = ray.put(program)
         for index in indices:
-            refs[index] = _remote.remote(shared, jobs[index][1])
+            if bounds is None:
+                refs[index] = _remote.remote(shared, jobs[index][1])
+            else:
+                refs[index] = _remote_slo.remote(shared, jobs[index][1], bounds)
     return ray.get(refs)
 
 
@@ -88,10 +104,13 @@ def _is_dask_client(executor: Any) -> bool:
     return module.split(".")[0] == "distributed" and hasattr(executor, "submit") and hasattr(executor, "gather")
 
 
-def _on_dask(client: Any, jobs: Sequence[Job]) -> List[Any]:
+def _on_dask(client: Any, jobs: Sequence[Job], bounds: Any = None) -> List[Any]:
     futures: List[Any] = [None] * len(jobs)
     for program, indices in _distinct_programs(jobs):
         [shared] = client.scatter([program], broadcast=False)
         for index in indices:
-            futures[index] = client.submit(replication, shared, jobs[index][1], pure=False)
+            if bounds is None:
+                futures[index] = client.submit(replication, shared, jobs[index][1], pure=False)
+            else:
+                futures[index] = client.submit(slo_replication, shared, jobs[index][1], bounds, pure=False)
     return client.gather(futures)

@@ -248,6 +248,29 @@ class Plan:
 
 def parse_axis(text: str) -> Tuple[str, List[float]]: ...
 def replication(program: Program, k: int) -> _Replication: ...
+def slo_replication(
+    program: Program, k: int, bounds: Sequence[str]
+) -> Tuple[Optional[float], float, int, int, int]: ...
+def search(
+    source: str,
+    origin: Optional[str],
+    name: str,
+    bounds: Sequence[str],
+    attain: float,
+    load: Optional[str],
+    at: Sequence[Tuple[str, float]],
+    grid: Sequence[Tuple[str, Sequence[float]]],
+    cost: Optional[str],
+    monotone: Sequence[str],
+    tol: float,
+    max_replications: int,
+    dispatch: Any,
+    out: Optional[str],
+    jsonl: bool,
+    resume: bool,
+    force: bool,
+    **overrides: Any,
+) -> Tuple[str, _Rows]: ...
 def _restore_program(ir: str, name: str, source: Optional[str]) -> Program: ...
 def _restore_report(state: Any) -> Report: ...
 def _restore_replication(ok: bool, state: Any) -> _Replication: ...

@@ -41,7 +41,7 @@ pub use replicate::{
 };
 pub use rows::Cell;
 pub use search::{
-    BATCH, Config, Load, Probe, SearchError, SearchPlan, SearchResult, SearchSpec, Verdict,
+    BATCH, Config, Load, Probe, Runner, SearchError, SearchPlan, SearchResult, SearchSpec, Verdict,
     parse_at, plot_search,
 };
 pub use sweep::{

@@ -25,12 +25,28 @@
 
 use rayon::prelude::*;
 
-use super::replicate::{Estimate, ReplicationError, SloEstimate, Summarised, run_replication};
+use super::replicate::{Estimate, ReplicationError, SloEstimate, run_replication};
 use super::rows::{Cell, csv_line, jsonl_line, read_csv, read_jsonl};
 use super::sweep::Axis;
-use crate::report::Slo;
+use crate::report::{Attainment, Slo};
 use crate::{CompileError, Overrides, ValidProgram};
 use std::path::{Path, PathBuf};
+
+/// What runs a batch of a probe's replications: the program and the
+/// replication indices, to each replication's attainment in index order
+/// ([`SearchPlan::run_with`]).
+pub type Runner<'a> = dyn Fn(&ValidProgram, std::ops::Range<usize>) -> Vec<Result<Attainment, ReplicationError>>
+    + Sync
+    + 'a;
+
+/// The attainment of a run without requests.
+const NO_REQUESTS: Attainment = Attainment {
+    attainment: None,
+    goodput: 0.0,
+    requests: 0,
+    attained: 0,
+    unfinished: 0,
+};
 
 /// Replications added to a probe at a time (the first batch is the
 /// minimum of 3 rounded up to fill two cores).
@@ -551,13 +567,40 @@ impl SearchPlan {
         progress: &(dyn Fn() + Sync),
         on_probe: &mut dyn FnMut(&Probe, bool),
     ) -> Result<SearchResult, SearchError> {
+        let slo = &self.spec.slo;
+        let local = |program: &ValidProgram, ks: std::ops::Range<usize>| {
+            ks.into_par_iter()
+                .map(|k| {
+                    let r = run_replication(program, k, Some(slo)).map(|report| {
+                        // Run with the SLO's options: the marks are there.
+                        slo.attainment(&report).unwrap_or(NO_REQUESTS)
+                    });
+                    progress();
+                    r
+                })
+                .collect::<Vec<_>>()
+        };
+        self.run_with(replay, &local, on_probe)
+    }
+
+    /// [`SearchPlan::run`] with the replications run by `runner`: given a
+    /// probe's program and the replication indices of a batch, it returns
+    /// each replication's attainment of the plan's SLO, in index order
+    /// (replication k on seed `program.seed + k`, run with
+    /// [`Slo::run_options`]): what the Python package's executors do.
+    pub fn run_with(
+        &self,
+        replay: Vec<Vec<Cell>>,
+        runner: &Runner<'_>,
+        on_probe: &mut dyn FnMut(&Probe, bool),
+    ) -> Result<SearchResult, SearchError> {
         let mut state = State {
             plan: self,
             replay: replay.into_iter(),
             probes: Vec::new(),
             runs: 0,
             on_probe,
-            progress,
+            runner,
         };
         let n = self.points.len();
         let mut configs: Vec<Config> = (0..n)
@@ -600,22 +643,20 @@ impl SearchPlan {
                     _ => None,
                 };
             }
+            // A frontier's answer is the configuration that serves its
+            // limit at the least cost per unit of goodput (without a cost,
+            // the highest limit); ties in grid order.
             best = (0..n)
                 .filter(|&c| matches!(configs[c].limit, Some((Some(_), _))))
                 .min_by(|&a, &b| {
-                    let key = |c: usize| {
-                        (
-                            configs[c].cost.unwrap_or(0.0),
-                            -configs[c]
-                                .limit
-                                .and_then(|l| l.0)
-                                .unwrap_or(f64::NEG_INFINITY),
-                        )
+                    let key = |c: usize| match configs[c].cost {
+                        Some(_) => configs[c].cost_per_goodput.unwrap_or(f64::INFINITY),
+                        None => -configs[c]
+                            .limit
+                            .and_then(|l| l.0)
+                            .unwrap_or(f64::NEG_INFINITY),
                     };
-                    let (ka, kb) = (key(a), key(b));
-                    ka.0.total_cmp(&kb.0)
-                        .then(ka.1.total_cmp(&kb.1))
-                        .then(a.cmp(&b))
+                    key(a).total_cmp(&key(b)).then(a.cmp(&b))
                 });
         } else {
             // In cost order (ties in grid order): the first cost level with
@@ -741,7 +782,7 @@ struct State<'a, 'b> {
     probes: Vec<Probe>,
     runs: usize,
     on_probe: &'b mut dyn FnMut(&Probe, bool),
-    progress: &'b (dyn Fn() + Sync),
+    runner: &'b Runner<'b>,
 }
 
 impl State<'_, '_> {
@@ -756,22 +797,19 @@ impl State<'_, '_> {
             return Ok(probe);
         }
         let program = plan.compile(c, load, None)?;
-        let slo = &plan.spec.slo;
         let target = plan.spec.target;
-        let mut runs: Vec<Summarised> = Vec::new();
-        let progress = self.progress;
+        let mut runs: Vec<Attainment> = Vec::new();
         let probe = loop {
             let from = runs.len();
             let to = (from + BATCH).min(plan.spec.max_replications);
-            let batch = (from..to)
-                .into_par_iter()
-                .map(|k| {
-                    let r = run_replication(&program, k, Some(slo))
-                        .map(|r| Summarised::of(&r, Some(slo)));
-                    progress();
-                    r
-                })
-                .collect::<Vec<_>>();
+            let batch = (self.runner)(&program, from..to);
+            if batch.len() != to - from {
+                return Err(SearchError::Usage(format!(
+                    "the runner gave {} replications for {}",
+                    batch.len(),
+                    to - from
+                )));
+            }
             for r in batch {
                 runs.push(r.map_err(|error| SearchError::Run {
                     point: plan.sets(c, load),
@@ -779,7 +817,7 @@ impl State<'_, '_> {
                 })?);
             }
             self.runs += to - from;
-            let attained: Vec<_> = runs.iter().filter_map(|r| r.slo).collect();
+            let attained: Vec<Attainment> = runs.clone();
             let estimate = SloEstimate::of(&attained);
             let verdict = decide(&estimate.attainment, target);
             let n = runs.len();
@@ -1311,8 +1349,10 @@ pub fn plot_search(plan: &SearchPlan, result: &SearchResult) -> Result<String, s
     let columns = plan.columns();
     match (&plan.spec.load, plan.parameters.first()) {
         (Some(load), Some(first)) if plan.points.len() > 1 => {
+            // `lam.limit`: the y axis names the load.
+            let y = format!("{}.limit", load.name);
             let mut columns = plan.parameters.clone();
-            columns.push("limit".to_string());
+            columns.push(y.clone());
             let rows: Vec<Vec<Cell>> = result
                 .configs
                 .iter()
@@ -1323,13 +1363,12 @@ pub fn plot_search(plan: &SearchPlan, result: &SearchResult) -> Result<String, s
                     row
                 })
                 .collect();
-            let _ = load;
             super::plot_rows(
                 &plan.parameters,
                 &columns,
                 &rows,
                 first,
-                "limit",
+                &y,
                 super::PlotOptions::default(),
             )
         }
