@@ -78,6 +78,7 @@ fn report(seed: u64, samples: &[f64], util: Option<f64>) -> Report {
             iterations: 0,
         }],
         pools: Vec::new(),
+        turn_marks: None,
     }
 }
 

@@ -332,6 +332,7 @@ const LINE_COLORS: [(u8, u8, u8); 10] = [
 ];
 
 /// Draws the chart into `svg`, y linear or logarithmic.
+#[allow(clippy::too_many_arguments)]
 fn draw<Y>(
     svg: &mut String,
     lines: &[Line],

@@ -39,6 +39,10 @@ pub type Runner<'a> = dyn Fn(&ValidProgram, std::ops::Range<usize>) -> Vec<Resul
     + Sync
     + 'a;
 
+/// A load search's answer: the highest load that passed and the lowest
+/// that failed (widened by undecided probes), `None` where there is none.
+pub type Limit = (Option<f64>, Option<f64>);
+
 /// The attainment of a run without requests.
 const NO_REQUESTS: Attainment = Attainment {
     attainment: None,
@@ -623,8 +627,8 @@ impl SearchPlan {
             for c in 0..n {
                 let mut known_pass: Option<f64> = None;
                 let mut known_fail: Option<f64> = None;
-                for d in 0..c {
-                    let Some((low, high)) = configs[d].limit else {
+                for (d, earlier) in configs.iter().enumerate().take(c) {
+                    let Some((low, high)) = earlier.limit else {
                         continue;
                     };
                     if self.dominates(c, d) {
@@ -854,7 +858,7 @@ impl State<'_, '_> {
         known_pass: Option<f64>,
         known_fail: Option<f64>,
         warnings: &mut Vec<String>,
-    ) -> Result<((Option<f64>, Option<f64>), Option<SloEstimate>), SearchError> {
+    ) -> Result<(Limit, Option<SloEstimate>), SearchError> {
         // (load, verdict, figures) of every probe of this configuration.
         let mut seen: Vec<(f64, Verdict, Option<SloEstimate>)> = Vec::new();
         let mut go = |state: &mut Self, x: f64| -> Result<bool, SearchError> {
