@@ -115,7 +115,11 @@ enum Command {
     /// where the point has no such member; an array of one member at some
     /// point, `D[ND]` with ND=1, fills `D[0].util`); `stable` follows
     /// `replications` (false when a replication's live sessions grow, see
-    /// docs/report.md). Numbers are printed in shortest round-trip form.
+    /// docs/report.md); with --slo, `slo.attainment`, `slo.attainment.ci`,
+    /// `slo.goodput`, `slo.goodput.ci`, `slo.requests` and
+    /// `slo.unfinished` follow `stable` (docs/report.md §10). A non-empty
+    /// --out is refused unless --resume or --force is given. Numbers are
+    /// printed in shortest round-trip form.
     /// Every point is compiled and every name (--grid, --set, --x, --y)
     /// checked before the first run. Rows are written and flushed as the
     /// points complete, in grid order, so an interrupted sweep leaves a

@@ -25,6 +25,7 @@ def replicate(
     replications: int = 1,
     executor: Any = None,
     *,
+    slo: Optional[Union[str, Sequence[str]]] = None,
     frame: bool = False,
 ) -> Any:
     """Run ``program`` ``replications`` times, replication k on seed
@@ -40,9 +41,13 @@ def replicate(
     ``executor``: ``None`` (all local cores), ``"ray"`` (one Ray task per
     replication, after ``ray.init``), a ``dask.distributed.Client``, or a
     ``concurrent.futures.Executor``. ``frame=True`` returns a pandas
-    DataFrame instead of a list of dicts.
+    DataFrame instead of a list of dicts. ``slo`` (``"ttft<=0.5"`` or a
+    list of bounds) adds ``slo.attainment``, ``slo.attainment.ci``,
+    ``slo.goodput``, ``slo.goodput.ci``, ``slo.requests`` and
+    ``slo.unfinished`` after ``stable`` (docs/report.md §10); it runs on
+    the local executor only.
     """
-    plan = _serq.Plan.of_program(program, _replications(replications))
+    plan = _serq.Plan.of_program(program, _replications(replications), _bounds(slo))
     return _output(_rows(plan, executor), {"replications"}, frame)
 
 
@@ -58,6 +63,7 @@ def sweep(
     horizon: Optional[float] = None,
     warmup: Optional[float] = None,
     arrivals: Optional[int] = None,
+    slo: Optional[Union[str, Sequence[str]]] = None,
     frame: bool = False,
 ) -> Any:
     """Run a program at every point of a grid of its ``let`` constants,
@@ -74,7 +80,7 @@ def sweep(
     ``sets`` and the other keywords are ``compile``'s and apply at every
     point; a grid name wins over a ``sets`` entry of the same name.
 
-    ``executor`` and ``frame`` as for ``replicate``.
+    ``executor``, ``slo`` and ``frame`` as for ``replicate``.
     """
     count = _replications(replications)
     source, origin = _program_text(path_or_source)
@@ -87,6 +93,7 @@ def sweep(
         origin if origin is not None else "<source>",
         axes,
         count,
+        _bounds(slo),
         sets=sets,
         defs=defs,
         seed=seed,
@@ -180,11 +187,20 @@ def search(
     return {"answer": json.loads(answer), "rows": _output(table, whole, frame)}
 
 
+def _bounds(slo: Optional[Union[str, Sequence[str]]]) -> Optional[List[str]]:
+    """An SLO's bounds as a list (``None``: no SLO)."""
+    if slo is None:
+        return None
+    return [slo] if isinstance(slo, str) else list(slo)
+
+
 def _rows(plan: _serq.Plan, executor: Any) -> Tuple[List[str], List[List[Any]]]:
     """The plan's columns and rows, its replications run by ``executor``
     (every point's replications in order, points in grid order)."""
     if _executors.is_local(executor):
         return plan.run()
+    if plan.has_slo:
+        raise ValueError("slo= runs on the local executor only (executor=None); use serq.search on a cluster")
     jobs = [(program, k) for program in plan.programs() for k in range(plan.replications)]
     return plan.gather(_executors.run_replications(executor, jobs))
 

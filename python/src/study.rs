@@ -132,6 +132,18 @@ impl Plan {
     }
 }
 
+/// The plan measuring the SLO `bounds` too (`["ttft<=0.5"]`), if given.
+fn with_slo(plan: SweepPlan, bounds: Option<Vec<String>>, name: &str) -> PyResult<SweepPlan> {
+    match bounds {
+        None => Ok(plan),
+        Some(bounds) => {
+            let slo = Slo::parse(&bounds).map_err(PyValueError::new_err)?;
+            plan.with_slo(slo)
+                .map_err(|e| PyValueError::new_err(format!("{name}: {e}")))
+        }
+    }
+}
+
 /// A plan that could not be made: the point's diagnostics with its values,
 /// as `serq sweep` prints them.
 fn compile_error(e: SweepError) -> PyErr {
@@ -154,7 +166,8 @@ impl Plan {
     /// keywords (`sets`, `defs`, `seed`, `horizon`, `warmup`, `arrivals`,
     /// `trace`) and apply at every point.
     #[new]
-    #[pyo3(signature = (source, origin, name, axes, replications, **overrides))]
+    #[pyo3(signature = (source, origin, name, axes, replications, slo=None, **overrides))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         source: String,
@@ -162,6 +175,7 @@ impl Plan {
         name: String,
         axes: Vec<(String, Vec<f64>)>,
         replications: usize,
+        slo: Option<Vec<String>>,
         overrides: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Plan> {
         let overrides = Options::from_keywords(overrides)?.overrides()?;
@@ -173,22 +187,32 @@ impl Plan {
             .detach(|| SweepPlan::new(&source, origin.as_deref(), &overrides, &axes, replications))
             .map_err(compile_error)?;
         Ok(Plan {
-            plan,
+            plan: with_slo(plan, slo, &name)?,
             replications,
             name,
             source: Some(Arc::from(source)),
         })
     }
 
-    /// `Plan.of_program(program, replications)`: one program replicated.
+    /// `Plan.of_program(program, replications, slo=None)`: one program
+    /// replicated.
     #[staticmethod]
-    fn of_program(program: &Program, replications: usize) -> Plan {
-        Plan {
-            plan: SweepPlan::of_program(program.ir.clone(), replications),
+    #[pyo3(signature = (program, replications, slo=None))]
+    fn of_program(program: &Program, replications: usize, slo: Option<Vec<String>>) -> PyResult<Plan> {
+        let plan = SweepPlan::of_program(program.ir.clone(), replications);
+        Ok(Plan {
+            plan: with_slo(plan, slo, &program.name)?,
             replications,
             name: program.name.clone(),
             source: program.source.clone(),
-        }
+        })
+    }
+
+    /// Whether the plan measures an SLO (its replications must then run
+    /// here: a remote replication's report carries no turn marks).
+    #[getter]
+    fn has_slo(&self) -> bool {
+        self.plan.slo().is_some()
     }
 
     /// Replications per point.

@@ -78,3 +78,21 @@ def test_bad_input_is_a_value_error():
         serq.search(SLO_PD, slo="tfft<=0.5", attain=0.9, at={"lam": 6})
     with pytest.raises(ValueError, match=r"\(0, 1\]"):
         serq.search(SLO_PD, slo="ttft<=0.5", attain=0, at={"lam": 6})
+
+
+def test_sweep_and_replicate_take_an_slo(run_cli):
+    rows = serq.sweep(SLO_PD, grid={"ND": "4:5"}, slo=["ttft<=0.5", "tpot<=0.05"], replications=2)
+    out = run_cli(
+        "sweep", SLO_PD, "--grid", "ND=4:5", "--slo", "ttft<=0.5", "--slo", "tpot<=0.05",
+        "--replications", "2", "--format", "jsonl",
+    )
+    cli_rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["slo.attainment"] for r in rows] == [r["slo.attainment"] for r in cli_rows]
+    assert list(rows[0])[:9] == [
+        "ND", "replications", "stable", "slo.attainment", "slo.attainment.ci",
+        "slo.goodput", "slo.goodput.ci", "slo.requests", "slo.unfinished",
+    ]
+    program = serq.compile(SLO_PD)
+    [row] = serq.replicate(program, 2, slo="ttft<=0.5")
+    assert 0 < row["slo.attainment"] <= 1
+    assert "slo.attainment" not in serq.replicate(program, 2)[0]
