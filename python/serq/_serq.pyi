@@ -28,6 +28,8 @@ __all__ = [
     "parse_axis",
     "replication",
     "_restore_replication",
+    "slo_replication",
+    "search",
 ]
 
 __version__: str
