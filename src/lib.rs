@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod engine;
+pub mod fit;
 pub mod ir;
 pub mod link;
 pub mod report;
@@ -62,7 +63,14 @@ pub fn compile_source(
     if !diagnostics.is_empty() {
         return Err(diagnostics);
     }
-    link::link(&ast, source, overrides)
+    // Only the libraries serq ships (`use <name>;`) resolve without a
+    // file; a program naming none links as `link::link` would link it.
+    let mut sources = syntax::Sources::new("", source);
+    let (ast, diagnostics) = syntax::libraries::resolve_shipped(ast, &mut sources);
+    if !diagnostics.is_empty() {
+        return Err(diagnostics);
+    }
+    link::link_sources(&ast, &sources, overrides)
 }
 
 /// Reads IR JSON, applies the overrides and validates the result.
@@ -367,7 +375,9 @@ pub fn compile_text_at(
 /// let source = "stage s : delay;\nworkload { arrive batch(1); }\n\
 ///               session { run s (serial - 1); }\nrun { horizon 2; }";
 /// let program = serq::compile_source(source, &serq::Overrides::default()).unwrap();
-/// let error = serq::run(&program).unwrap_err();
+/// // A computed negative amount is an error under `strict` (--strict).
+/// let mut strict = serq::RunOptions { strict: true, ..Default::default() };
+/// let error = serq::run_with(&program, &mut strict).unwrap_err();
 /// let text = serq::render_run_error(&program, &error, "neg.sq", Some(source));
 /// assert!(text.contains("run-time error in session 0 at t = 0"), "{text}");
 /// assert!(text.contains("neg.sq:3:11"), "{text}");

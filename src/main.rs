@@ -1,5 +1,5 @@
 //! The `serq` command: check, print the IR of, draw, run, replicate and
-//! sweep serq programs.
+//! sweep serq programs, and fit a step stage's cost to measurements.
 //!
 //! Architecture invariant: only this file knows clap and the process's exit
 //! statuses (0 ok, 1 the program's fault, 2 a usage error); everything it
@@ -36,6 +36,8 @@ Examples (from the repository's root; `cargo install --path .` puts serq on the 
                                                             draw the deployment as SVG
   serq run examples/single-turn/mm1.sq --replications 8     8 seeds in parallel, 95% t-intervals
   serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:4 --grid ND=2,4 --out r.csv
+  serq run examples/hardware/llama8b_h100.sq                a roofline engine (`use <roofline>;`)
+  serq fit iterations.csv --terms tokens,kv_decode          fit a step cost to measured iterations
 
 Exit status: 0 success, 1 the program's fault (a parse, link or run-time
 error, printed on stderr), 2 a usage error (bad flags, a name a flag gives
@@ -117,7 +119,7 @@ enum Command {
     /// `replications` (false when a replication's live sessions grow, see
     /// docs/report.md); with --slo, `slo.attainment`, `slo.attainment.ci`,
     /// `slo.goodput`, `slo.goodput.ci`, `slo.requests` and
-    /// `slo.unfinished` follow `stable` (docs/report.md §10). A non-empty
+    /// `slo.unfinished` follow `warnings` (docs/report.md §10). A non-empty
     /// --out is refused unless --resume or --force is given. Numbers are
     /// printed in shortest round-trip form.
     /// Every point is compiled and every name (--grid, --set, --x, --y)
@@ -311,6 +313,96 @@ enum Command {
         #[arg(short, long, value_name = "OUT")]
         out: Option<PathBuf>,
     },
+    /// Fit a step stage's cost to measured iterations.
+    ///
+    /// DATA.csv has a header and one row per iteration: a column per term,
+    /// named as the term, and the measured time in `seconds` (other
+    /// columns are ignored; docs/hardware.md says how to produce it from a
+    /// vLLM or SGLang run). The cost is linear in the terms plus a
+    /// constant, every coefficient at least 0 (Lawson-Hanson), fitted to
+    /// the relative residuals. Prints the `cost ...;` line, R² and the
+    /// residuals' p50/p90/p99 in percent. With --json: {"coefficients":
+    /// {TERM: value, "1": constant}, "cost", "rows", "r2",
+    /// "residuals_pct": {"p50", "p90", "p99"}, "holdout": {"rows",
+    /// "residuals_pct"}}. A malformed CSV is exit 1, with its line and
+    /// column; an unknown term is exit 2.
+    #[command(
+        after_help = "Examples:\n  serq fit iterations.csv --terms tokens,kv_decode\n  serq fit iterations.csv --terms tokens,kv_decode,residents --holdout 0.2 --seed 7 --json"
+    )]
+    Fit {
+        /// The measured iterations (CSV).
+        #[arg(value_name = "DATA.csv")]
+        data: PathBuf,
+        /// The terms, comma-separated, among the step cost's context
+        /// variables: tokens, prefilled, residents, decoders, kv_decode,
+        /// kv_prefill, attention.
+        #[arg(long, value_name = "T1,T2,...", value_delimiter = ',', required = true)]
+        terms: Vec<String>,
+        /// Keep this fraction of the rows (0 <= F < 1, a seeded shuffle)
+        /// out of the fit and report the residuals on them.
+        #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_fraction)]
+        holdout: f64,
+        /// The seed of the holdout's shuffle.
+        #[arg(long, value_name = "S", default_value_t = 1)]
+        seed: u64,
+        /// Print the fit as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Parses `--holdout F`: a fraction in [0, 1).
+fn parse_fraction(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(f) if (0.0..1.0).contains(&f) => Ok(f),
+        _ => Err(format!(
+            "expected a fraction at least 0 and below 1, found `{text}`"
+        )),
+    }
+}
+
+/// `serq fit`: checks the terms (a usage error, exit 2), reads the CSV (a
+/// malformed one is the data's fault, exit 1) and prints the fit.
+fn fit(
+    data: &Path,
+    terms: Vec<String>,
+    holdout: f64,
+    seed: u64,
+    json: bool,
+) -> Result<(), Failure> {
+    use serq::fit::TERMS;
+    for (i, term) in terms.iter().enumerate() {
+        if !TERMS.contains(&term.as_str()) {
+            let hint = match serq::link::closest(term, TERMS.iter().copied()) {
+                Some(c) => format!("did you mean `{c}`? "),
+                None => String::new(),
+            };
+            return Err(Failure::Usage(format!(
+                "unknown term `{term}` in --terms: {hint}(the terms are the step cost's context variables: {})",
+                TERMS.join(", ")
+            )));
+        }
+        if terms[..i].contains(term) {
+            return Err(Failure::Usage(format!("--terms names `{term}` twice")));
+        }
+    }
+    let text = std::fs::read_to_string(data)
+        .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", data.display())))?;
+    let name = data.display().to_string();
+    let measurements = serq::fit::Measurements::parse(&text, &terms).map_err(|e| {
+        eprint!("error: {}", e.render(&name));
+        Failure::Program
+    })?;
+    let fitted = measurements.fit(holdout, seed).map_err(|e| {
+        eprintln!("error: {name}: {e}");
+        Failure::Program
+    })?;
+    if json {
+        emit(&format!("{}\n", fitted.to_json()));
+    } else {
+        emit(&fitted.to_text());
+    }
+    Ok(())
 }
 
 /// A service-level objective.
@@ -418,9 +510,22 @@ struct RunOptionArgs {
     /// is read from the current directory, not the program's).
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Make a computed amount that goes negative (a run's work, a hold's
+    /// units or reserve, a `grow`, a `load`) a run-time error. Without it
+    /// such an amount is taken as 0, as pyserq 0.1.0 takes it, and the run
+    /// warns (on stderr, and in the JSON report's "warnings").
+    #[arg(long)]
+    strict: bool,
 }
 
 impl RunOptionArgs {
+    /// How every run of the command goes beyond its program (`--strict`).
+    fn settings(&self) -> serq::study::RunSettings {
+        serq::study::RunSettings {
+            strict: self.strict,
+        }
+    }
+
     /// These options and the `--set` values as overrides.
     fn overrides(self, sets: SetArgs) -> Overrides {
         Overrides {
@@ -477,6 +582,13 @@ fn main() -> ExitCode {
 
 fn execute(command: Command) -> Result<(), Failure> {
     match command {
+        Command::Fit {
+            data,
+            terms,
+            holdout,
+            seed,
+            json,
+        } => fit(&data, terms, holdout, seed, json),
         Command::Sweep {
             file,
             sets,
@@ -494,6 +606,7 @@ fn execute(command: Command) -> Result<(), Failure> {
             slo,
         } => sweep(SweepArgs {
             file,
+            settings: options.settings(),
             overrides: options.overrides(sets),
             grid,
             replications: replications as usize,
@@ -542,6 +655,7 @@ fn execute(command: Command) -> Result<(), Failure> {
                 monotone,
                 tol,
                 max_replications,
+                settings: options.settings(),
             };
             search(SearchArgs {
                 file,
@@ -597,6 +711,7 @@ fn execute(command: Command) -> Result<(), Failure> {
             requests,
         } => {
             let input = Input::read(&file.path)?;
+            let settings = options.settings();
             let overrides = options.overrides(sets);
             let slo = slo.slo();
             let program = input.compile(&overrides)?;
@@ -605,20 +720,20 @@ fn execute(command: Command) -> Result<(), Failure> {
                 check_writable(path)?;
             }
             if let Some(r) = replications {
-                let replicated =
-                    serq::study::replicate_with(&program, r as usize, slo.as_ref(), &|| {})
-                        .map_err(|e| {
-                            eprint!("{}", input.render_run_error(&program, &e.error));
-                            eprintln!("(in replication {}, seed {})", e.replication, e.seed);
-                            Failure::Program
-                        })?;
-                for (k, s) in replicated.stability.iter().enumerate() {
-                    if let Some(s) = s.filter(|s| !s.stable) {
-                        eprintln!(
-                            "warning: {}: replication {k} (seed {}): {s}",
-                            input.name, replicated.seeds[k]
-                        );
-                    }
+                let replicated = serq::study::replicate_slo(
+                    &program,
+                    r as usize,
+                    settings,
+                    slo.as_ref(),
+                    &|| {},
+                )
+                .map_err(|e| {
+                    eprint!("{}", input.render_run_error(&program, &e.error));
+                    eprintln!("(in replication {}, seed {})", e.replication, e.seed);
+                    Failure::Program
+                })?;
+                for w in replicated.warnings(&input.name) {
+                    eprintln!("warning: {}: {}", input.name, w.message);
                 }
                 if json {
                     emit(&format!("{}\n", replicated.to_json()));
@@ -631,6 +746,7 @@ fn execute(command: Command) -> Result<(), Failure> {
             let mut tick = |now: f64| progress.tick(now);
             let mut options = serq::RunOptions {
                 progress: Some(&mut tick),
+                strict: settings.strict,
                 ..match &slo {
                     Some(_) => serq::report::Slo::run_options(),
                     None => serq::RunOptions::default(),
@@ -643,8 +759,8 @@ fn execute(command: Command) -> Result<(), Failure> {
                 Failure::Program
             })?;
             report.source_name = input.name.clone();
-            if let Some(s) = report.stability().filter(|s| !s.stable) {
-                eprintln!("warning: {}: {s}", input.name);
+            for w in report.warnings() {
+                eprintln!("warning: {}: {}", input.name, w.message);
             }
             let mut text = match (json, by_family) {
                 (true, false) => report.to_json(samples),
@@ -754,6 +870,7 @@ impl RunProgress {
 /// The arguments of `serq sweep`.
 struct SweepArgs {
     file: FileArg,
+    settings: serq::study::RunSettings,
     overrides: Overrides,
     grid: Vec<serq::study::Axis>,
     replications: usize,
@@ -835,6 +952,7 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
         &args.grid,
         args.replications,
     )
+    .map(|plan| plan.with_settings(args.settings))
     .map_err(|e| match &e {
         serq::study::SweepError::Compile { point, error } => {
             let at: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
@@ -964,20 +1082,19 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
         Failure::Program
     })?;
     for point in &result.points {
-        for (k, s) in point.result.stability.iter().enumerate() {
-            if let Some(s) = s.filter(|s| !s.stable) {
-                let at: Vec<String> = result
-                    .parameters
-                    .iter()
-                    .zip(&point.values)
-                    .map(|(n, v)| format!("{n}={v}"))
-                    .collect();
-                eprintln!(
-                    "warning: {} at {} (replication {k}): {s}",
-                    input.name,
-                    at.join(", ")
-                );
-            }
+        let at: Vec<String> = result
+            .parameters
+            .iter()
+            .zip(&point.values)
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        for w in point.result.warnings(&input.name) {
+            eprintln!(
+                "warning: {} at {}: {}",
+                input.name,
+                at.join(", "),
+                w.message
+            );
         }
     }
     if let (Some(path), Some(x), Some(y), Some(_)) = (&args.plot, &x, &args.y, y_columns) {

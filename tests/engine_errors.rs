@@ -12,9 +12,21 @@ fn fails(source: &str) -> RunError {
     }
 }
 
+/// Runs `source` with `--strict`: a computed negative amount is an error.
+fn fails_strictly(source: &str) -> RunError {
+    let mut options = serq::RunOptions {
+        strict: true,
+        ..serq::RunOptions::default()
+    };
+    match serq::run_with(&common::compile(source), &mut options) {
+        Ok(_) => panic!("the run should fail under --strict:\n{source}"),
+        Err(e) => e,
+    }
+}
+
 #[test]
-fn a_negative_run_work_is_an_error_naming_the_statement_and_session() {
-    let e = fails(
+fn a_negative_run_work_is_an_error_under_strict_naming_the_statement_and_session() {
+    let e = fails_strictly(
         "stage s : delay; workload { arrive batch(2); }
         session { set w = 1 - serial * 2; run s (w); }
         run { horizon 5; }",
@@ -35,8 +47,34 @@ fn nan_hold_units_are_an_error() {
 }
 
 #[test]
-fn a_negative_grow_and_an_oversized_load_are_errors() {
-    let e = fails(
+fn a_negative_run_work_is_taken_as_zero_and_counted_by_default() {
+    // Sessions 0 and 1 compute w = 1 and -1: session 1's run completes at
+    // once (no job); the report counts one negative amount, at statement 1
+    // of the session block (2), line 2, session 1, t = 0, value -1.
+    let report = common::run(
+        "stage s : delay; workload { arrive batch(2); }
+        session { set w = 1 - serial * 2; run s (w); }
+        run { horizon 5; }",
+    )
+    .expect("a computed negative amount does not stop the run");
+    assert_eq!(report.stages[0].completed, 1);
+    let n = report.negative_amounts.as_ref().expect("counted");
+    assert_eq!((n.count, n.session, n.time, n.min), (1, Some(1), 0.0, -1.0));
+    assert_eq!((n.statement.at, n.statement.line), ((2, 1), Some(2)));
+    let warnings = report.warnings();
+    assert_eq!(warnings.len(), 1);
+    assert!(
+        warnings[0]
+            .message
+            .contains("the run's work = -1 at line 2 in session 1"),
+        "{}",
+        warnings[0].message
+    );
+}
+
+#[test]
+fn a_negative_grow_under_strict_and_an_oversized_load_are_errors() {
+    let e = fails_strictly(
         "pool p { cap 10; } workload { arrive batch(1); }
         session { set d = -1; hold p (2) { grow p (d); } }
         run { horizon 5; }",
@@ -337,6 +375,7 @@ fn corpus() -> Vec<(String, String)> {
         "examples/single-turn",
         "examples/pd-disaggregation",
         "examples/multi-turn",
+        "examples/hardware",
         "tests/conformance",
         "tests/conformance/t2",
         "tests/serving",

@@ -181,3 +181,97 @@ fn nixl_pull_reads_each_prompt_over_both_nics_as_the_reference() {
     // 8 + 8 instances: every engine and NIC row is present.
     assert_eq!(r.stages.iter().filter(|s| s.name == "egress").count(), 8);
 }
+
+/// An example compiled with `let` overrides (`--set NAME=VALUE`).
+fn run_example_with(path: &str, sets: &[(&str, f64)]) -> Report {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(path);
+    let source = std::fs::read_to_string(&file).expect("the example exists");
+    let overrides = Overrides {
+        sets: sets.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+        ..Overrides::default()
+    };
+    let program = serq::compile_source(&source, &overrides).expect("links");
+    serq::run(&program).expect("runs")
+}
+
+fn median(r: &Report, name: &str) -> f64 {
+    let obs = r
+        .observes
+        .iter()
+        .find(|o| o.name == name)
+        .expect("observation");
+    serq::report::Summary::of(&obs.samples)
+        .p50
+        .expect("samples")
+}
+
+#[test]
+fn llama8b_on_an_h100_decodes_above_its_bandwidth_bound_with_a_pool_far_from_full() {
+    // The head's figures: a decode step of batch 1 takes 16.06e9 / 2.68e12
+    // + 1 ms = 6.99 ms, so no request decodes faster; at 6 requests a
+    // second the batch is small and tpot stays near it (about 11 ms).
+    // The pool: floor(467 291 / 16) · 16 = 467 280 tokens, of which about
+    // 24 000 are used, so nothing is preempted.
+    let r = run_example("hardware/llama8b_h100.sq");
+    let tpot = mean(&r, "tpot");
+    assert!((0.00699..0.015).contains(&tpot), "tpot {tpot}");
+    let ttft = mean(&r, "ttft");
+    // At least the mean prompt's own prefill, 1 500 · 32.5 µs ≈ 49 ms, on average.
+    assert!((0.049..0.2).contains(&ttft), "ttft {ttft}");
+    let kv = pool(&r, "kv");
+    assert!(kv.mean_used < 100_000.0 && kv.preemptions == 0);
+    let program = serq::compile_source(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hardware/llama8b_h100.sq"),
+        )
+        .unwrap(),
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(program.pools[0].cap, 467_280.0);
+}
+
+#[test]
+fn llama70b_decodes_faster_on_h200s_by_about_the_bandwidths_ratio() {
+    // The head: on H100s a decode of a small batch takes 15.4 ms, on H200s
+    // 11.4 ms; the median tpot (23 and 16 ms, the prefill chunks sharing
+    // iterations) keeps the bandwidths' ratio 3.35 / 4.8 = 0.70 within a
+    // few percent, while ttft (compute-bound, equal FLOP/s) is the same.
+    let h100 = run_example("hardware/llama70b_tp4.sq");
+    let h200 = run_example_with("hardware/llama70b_tp4.sq", &[("gpu", 3.0)]);
+    let ratio = median(&h200, "tpot") / median(&h100, "tpot");
+    assert!((0.65..0.78).contains(&ratio), "tpot ratio {ratio}");
+    assert!(median(&h100, "tpot") > 0.0154 && median(&h200, "tpot") > 0.0114);
+    let ttft = median(&h200, "ttft") / median(&h100, "ttft");
+    assert!((0.97..1.03).contains(&ttft), "ttft ratio {ttft}");
+    // Four GPUs at the list prices: 4 · 2.99 and 4 · 4.54 dollars an hour.
+    assert!((mean(&h100, "dollars") - 11.96).abs() < 1e-9);
+    assert!((mean(&h200, "dollars") - 18.16).abs() < 1e-9);
+}
+
+#[test]
+fn pd_in_bytes_reads_each_prompts_kv_at_the_nics_bytes_per_second() {
+    // A prompt of n tokens is n · 327 680 bytes: at 50 GB/s, 2 000 to 6 000
+    // tokens read in 13.1 to 39.3 ms alone (26.2 ms for the mean), longer
+    // when reads share a NIC. The decode step is at least 9.19 + 1 ms.
+    let r = run_example("hardware/pd_bytes.sq");
+    let read = median(&r, "read");
+    assert!((0.0262..0.0393).contains(&read), "read {read}");
+    let obs = r.observes.iter().find(|o| o.name == "read").unwrap();
+    let fastest = obs.samples.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(
+        fastest >= 2000.0 * 327_680.0 / 50e9 * (1.0 - 1e-9),
+        "{fastest}"
+    );
+    let tpot = mean(&r, "tpot");
+    assert!((0.0102..0.015).contains(&tpot), "tpot {tpot}");
+    // A NIC ten times slower: the reads take ten times as long at least.
+    let slow = run_example_with("hardware/pd_bytes.sq", &[("nic", 5e9)]);
+    assert!(
+        median(&slow, "read") > 10.0 * 0.0262,
+        "{}",
+        median(&slow, "read")
+    );
+}

@@ -77,3 +77,26 @@ fn alternation_words_skip_lookarounds_and_classes() {
     let regex = r"(?<![\p{L}\p{N}_])(let|def)(?![\p{L}\p{N}_])";
     assert_eq!(alternation_words(regex), ["let", "def"]);
 }
+
+#[test]
+fn every_library_serq_ships_is_highlighted_after_use() {
+    // `use <name>;` (an extension): the grammar's rule for it names each
+    // shipped library, so the list cannot drift from the binary's.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/sq.tmLanguage.json");
+    let grammar: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let rules = grammar["repository"]["declarations"]["patterns"]
+        .as_array()
+        .unwrap();
+    let rule = rules
+        .iter()
+        .filter_map(|r| r["match"].as_str())
+        .find(|m| m.contains("(use)\\s*(<)"))
+        .expect("a rule for `use <name>`");
+    for name in serq::syntax::shipped::names() {
+        assert!(
+            alternation_words(rule).iter().any(|w| w == name),
+            "{name} in {rule}"
+        );
+    }
+}

@@ -119,13 +119,17 @@ fn serq_check_reads_libraries_beside_the_file_and_shows_a_librarys_line() {
 #[test]
 fn a_run_time_error_in_a_library_statement_is_placed_at_its_use() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_serq"))
-        .args(["run".as_ref(), fixture("runtime.sq").as_os_str()])
+        .args([
+            "run".as_ref(),
+            "--strict".as_ref(),
+            fixture("runtime.sq").as_os_str(),
+        ])
         .output()
         .expect("the serq binary runs");
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     // `slow_down(a);` is line 6, column 3 of runtime.sq; the run inside it
-    // (work a - 5 = -4) is written in the library.
+    // (work a - 5 = -4, an error under --strict) is written in the library.
     assert!(stderr.contains("runtime.sq:6:3"), "{stderr}");
     assert!(stderr.contains("slow_down(a);"), "{stderr}");
 }

@@ -51,6 +51,7 @@ fn worked_example() -> Report {
             stuck: 0,
         }],
         turn_marks: None,
+        negative_amounts: None,
     }
 }
 

@@ -79,6 +79,7 @@ fn report(seed: u64, samples: &[f64], util: Option<f64>) -> Report {
         }],
         pools: Vec::new(),
         turn_marks: None,
+        negative_amounts: None,
     }
 }
 
@@ -182,9 +183,9 @@ fn replication_k_is_the_plain_run_with_seed_base_plus_k() {
 #[test]
 fn a_failing_replication_names_its_index_and_seed() {
     let source = "stage s : delay; workload { arrive batch(1); }
-                  session { run s (serial - 1); } run { horizon 10; seed 4; }";
+                  session { run s (serial / serial); } run { horizon 10; seed 4; }";
     let program = compile_source(source, &Overrides::default()).unwrap();
-    let e = replicate(&program, 3).expect_err("every replication runs -1 units");
+    let e = replicate(&program, 3).expect_err("every replication runs NaN units");
     // All three fail; the error is the first by index, not the first in time.
     assert_eq!((e.replication, e.seed), (0, 4));
 }
@@ -240,6 +241,7 @@ fn sweep_columns_are_parameters_replications_observations_then_members() {
             "ND",
             "replications",
             "stable",
+            "warnings",
             "response.mean",
             "response.ci",
             "response.p50",
@@ -261,12 +263,13 @@ fn sweep_columns_are_parameters_replications_observations_then_members() {
         .map(|r| (r[0].number().unwrap(), r[1].number().unwrap()))
         .collect();
     assert_eq!(heads, [(0.2, 1.0), (0.2, 3.0), (0.4, 1.0), (0.4, 3.0)]);
-    let utils = |row: &[Cell]| row[13..].iter().map(|c| c.number()).collect::<Vec<_>>();
+    let utils = |row: &[Cell]| row[14..].iter().map(|c| c.number()).collect::<Vec<_>>();
     assert_eq!(utils(&rows[0]), [Some(0.0), None, None]);
     assert_eq!(utils(&rows[1]), [Some(0.0), Some(0.0), Some(0.0)]);
     assert!(rows.iter().all(|r| r[2] == Cell::Number(Some(2.0))));
-    // ρ ≤ 0.4 over 300: no queue grows.
+    // ρ ≤ 0.4 over 300: no queue grows, and no amount goes negative.
     assert!(rows.iter().all(|r| r[3] == Cell::Flag(Some(true))));
+    assert!(rows.iter().all(|r| r[4] == Cell::Number(Some(0.0))));
 }
 
 #[test]
@@ -303,7 +306,7 @@ fn sweep_csv_is_the_same_file_with_one_and_two_threads() {
     assert_eq!(lines.len(), 1 + 6);
     assert_eq!(
         lines[0],
-        "lam,ND,replications,stable,response.mean,response.ci,response.p50,response.p50_ci,\
+        "lam,ND,replications,stable,warnings,response.mean,response.ci,response.p50,response.p50_ci,\
          response.p90,response.p90_ci,response.p99,response.p99_ci,srv.util,idle[0].util,idle[1].util"
     );
     let heads: Vec<String> = lines[1..]
@@ -347,7 +350,9 @@ fn sweep_jsonl_has_one_object_per_point_keyed_by_column() {
     );
     // One replication: no interval.
     assert_eq!(row["response.ci"], serde_json::Value::Null);
-    assert!(text.starts_with("{\"lam\":0.4,\"replications\":1,\"stable\":true,\"response.mean\":"));
+    assert!(text.starts_with(
+        "{\"lam\":0.4,\"replications\":1,\"stable\":true,\"warnings\":0,\"response.mean\":"
+    ));
 }
 
 #[test]
@@ -487,7 +492,7 @@ fn a_killed_sweep_leaves_its_points_done_and_resume_completes_it_byte_for_byte()
     let text = std::fs::read_to_string(&cut).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(text.ends_with('\n'));
-    assert!(lines[0].starts_with("H,replications,stable,response.mean,"));
+    assert!(lines[0].starts_with("H,replications,stable,warnings,response.mean,"));
     let done = lines.len() - 1;
     assert!((2..16).contains(&done), "{done} rows");
     for (i, line) in lines[1..].iter().enumerate() {

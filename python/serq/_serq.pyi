@@ -173,6 +173,11 @@ class Report:
     @property
     def pools(self) -> List[Pool]:
         """One row per pool member, in declaration order."""
+    @property
+    def warnings(self) -> List[Dict[str, Any]]:
+        """The run's warnings, as the JSON report's `warnings` holds them:
+        `kind` ("negative_amount", "stability"), `count`, `message`, and
+        the kind's own fields."""
     def json(self, samples: bool = False) -> str:
         """What `serq run --json` prints (`--json --samples` with
         samples=True), without the newline."""
@@ -214,8 +219,9 @@ def compile(
     validated Program, with the overrides of `serq run` (`defs` is `--def`;
     `trace` replaces the workload's trace file). Raises CompileError."""
 
-def run(program: Program) -> Report:
-    """Simulate `program` with the GIL released. Raises RunError."""
+def run(program: Program, *, strict: bool = False) -> Report:
+    """Simulate `program` with the GIL released. Raises RunError (with
+    `strict`, also for a computed negative amount)."""
 
 def read_trace(path: _Path) -> List[List[Tuple[float, float, float, float]]]:
     """A trace's corpus sessions, each a list of its turns (new, out, think,
@@ -238,13 +244,18 @@ class Plan:
         name: str,
         axes: Sequence[Tuple[str, Sequence[float]]],
         replications: int,
+        strict: bool = False,
         slo: Optional[Sequence[str]] = None,
         **overrides: Any,
     ) -> "Plan": ...
     @staticmethod
-    def of_program(program: Program, replications: int, slo: Optional[Sequence[str]] = None) -> "Plan": ...
+    def of_program(
+        program: Program, replications: int, strict: bool = False, slo: Optional[Sequence[str]] = None
+    ) -> "Plan": ...
     @property
     def replications(self) -> int: ...
+    @property
+    def strict(self) -> bool: ...
     @property
     def has_slo(self) -> bool: ...
     def programs(self) -> List[Program]: ...
@@ -252,9 +263,9 @@ class Plan:
     def gather(self, outcomes: Sequence[_Replication]) -> _Rows: ...
 
 def parse_axis(text: str) -> Tuple[str, List[float]]: ...
-def replication(program: Program, k: int) -> _Replication: ...
+def replication(program: Program, k: int, strict: bool = False) -> _Replication: ...
 def slo_replication(
-    program: Program, k: int, bounds: Sequence[str]
+    program: Program, k: int, bounds: Sequence[str], strict: bool = False
 ) -> Tuple[Optional[float], float, int, int, int]: ...
 def search(
     source: str,
@@ -274,6 +285,7 @@ def search(
     jsonl: bool,
     resume: bool,
     force: bool,
+    strict: bool = False,
     **overrides: Any,
 ) -> Tuple[str, _Rows]: ...
 def _restore_program(ir: str, name: str, source: Optional[str]) -> Program: ...

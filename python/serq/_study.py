@@ -27,6 +27,7 @@ def replicate(
     *,
     slo: Optional[Union[str, Sequence[str]]] = None,
     frame: bool = False,
+    strict: bool = False,
 ) -> Any:
     """Run ``program`` ``replications`` times, replication k on seed
     ``program.seed + k``, and return one row, as ``serq sweep`` writes it
@@ -41,14 +42,16 @@ def replicate(
     ``executor``: ``None`` (all local cores), ``"ray"`` (one Ray task per
     replication, after ``ray.init``), a ``dask.distributed.Client``, or a
     ``concurrent.futures.Executor``. ``frame=True`` returns a pandas
-    DataFrame instead of a list of dicts. ``slo`` (``"ttft<=0.5"`` or a
-    list of bounds) adds ``slo.attainment``, ``slo.attainment.ci``,
-    ``slo.goodput``, ``slo.goodput.ci``, ``slo.requests`` and
-    ``slo.unfinished`` after ``stable`` (docs/report.md §10); it runs on
-    the local executor only.
+    DataFrame instead of a list of dicts. ``strict=True`` makes a computed
+    negative amount a run-time error (``serq run --strict``); without it
+    such amounts are taken as 0 and counted in the ``warnings`` column.
+    ``slo`` (``"ttft<=0.5"`` or a list of bounds) adds ``slo.attainment``,
+    ``slo.attainment.ci``, ``slo.goodput``, ``slo.goodput.ci``,
+    ``slo.requests`` and ``slo.unfinished`` after ``warnings``
+    (docs/report.md §10); it runs on the local executor only.
     """
-    plan = _serq.Plan.of_program(program, _replications(replications), _bounds(slo))
-    return _output(_rows(plan, executor), {"replications"}, frame)
+    plan = _serq.Plan.of_program(program, _replications(replications), strict, _bounds(slo))
+    return _output(_rows(plan, executor), {"replications", "warnings"}, frame)
 
 
 def sweep(
@@ -65,6 +68,7 @@ def sweep(
     arrivals: Optional[int] = None,
     slo: Optional[Union[str, Sequence[str]]] = None,
     frame: bool = False,
+    strict: bool = False,
 ) -> Any:
     """Run a program at every point of a grid of its ``let`` constants,
     ``replications`` times each, and return one row per point with the
@@ -80,19 +84,20 @@ def sweep(
     ``sets`` and the other keywords are ``compile``'s and apply at every
     point; a grid name wins over a ``sets`` entry of the same name.
 
-    ``executor``, ``slo`` and ``frame`` as for ``replicate``.
+    ``executor``, ``frame``, ``strict`` and ``slo`` as for ``replicate``.
     """
     count = _replications(replications)
     source, origin = _program_text(path_or_source)
     parsed = [_axis(axis, values) for axis, values in grid.items()]
     axes = [(axis, values) for axis, values, _ in parsed]
-    whole = {"replications"} | {axis for axis, _, is_whole in parsed if is_whole}
+    whole = {"replications", "warnings"} | {axis for axis, _, is_whole in parsed if is_whole}
     plan = _serq.Plan(
         source,
         origin,
         origin if origin is not None else "<source>",
         axes,
         count,
+        strict,
         _bounds(slo),
         sets=sets,
         defs=defs,
@@ -121,6 +126,7 @@ def search(
     format: str = "csv",
     resume: bool = False,
     force: bool = False,
+    strict: bool = False,
     sets: Optional[Mapping[str, float]] = None,
     defs: Optional[Mapping[str, str]] = None,
     seed: Optional[int] = None,
@@ -142,7 +148,8 @@ def search(
     ``executor`` as for ``sweep`` (``None``, ``"ray"``, a dask Client, a
     ``concurrent.futures.Executor``): each probe's batch of replications
     runs there. ``out``, ``format``, ``resume``, ``force``: as ``serq
-    search --out``. The other keywords are ``compile``'s.
+    search --out``; ``strict`` as for ``replicate``. The other keywords
+    are ``compile``'s.
     """
     import json
 
@@ -157,7 +164,7 @@ def search(
     if not _executors.is_local(executor):
 
         def dispatch(program: _serq.Program, ks: List[int]) -> List[Any]:
-            return _executors.run_replications(executor, [(program, k) for k in ks], bounds)
+            return _executors.run_replications(executor, [(program, k) for k in ks], strict, bounds)
 
     answer, table = _serq.search(
         source,
@@ -177,6 +184,7 @@ def search(
         format == "jsonl",
         resume,
         force,
+        strict,
         sets=sets,
         defs=defs,
         seed=seed,
@@ -202,7 +210,7 @@ def _rows(plan: _serq.Plan, executor: Any) -> Tuple[List[str], List[List[Any]]]:
     if plan.has_slo:
         raise ValueError("slo= runs on the local executor only (executor=None); use serq.search on a cluster")
     jobs = [(program, k) for program in plan.programs() for k in range(plan.replications)]
-    return plan.gather(_executors.run_replications(executor, jobs))
+    return plan.gather(_executors.run_replications(executor, jobs, plan.strict))
 
 
 def _replications(replications: int) -> int:

@@ -327,15 +327,19 @@ pub fn compile<'py>(
     Ok(program)
 }
 
-/// `run(program)`: simulates it and returns its `Report`. The GIL is
-/// released while it runs, so runs in threads proceed in parallel. A
-/// run-time error raises `RunError` (a `ValueError`).
+/// `run(program, *, strict=False)`: simulates it and returns its
+/// `Report`. The GIL is released while it runs, so runs in threads
+/// proceed in parallel. A run-time error raises `RunError` (a
+/// `ValueError`); `strict=True` makes a computed negative amount one (it
+/// is otherwise taken as 0 and counted in `Report.warnings`).
 #[pyfunction]
-pub fn run(py: Python<'_>, program: &Program) -> PyResult<Report> {
+#[pyo3(signature = (program, *, strict=false))]
+pub fn run(py: Python<'_>, program: &Program, strict: bool) -> PyResult<Report> {
     // pyserq's reports know each sample's time, session and turn.
     let result = py.detach(|| {
         let mut options = serq::RunOptions {
             provenance: true,
+            strict,
             ..serq::RunOptions::default()
         };
         serq::run_with(&program.ir, &mut options)

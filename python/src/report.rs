@@ -107,6 +107,16 @@ impl Report {
         self.report.mean_live
     }
 
+    /// The run's warnings (docs/report.md §2.2), as the JSON report's
+    /// `warnings` holds them: dicts of `kind`, `count`, `message` and the
+    /// kind's own fields; `[]` when there is none.
+    #[getter]
+    fn warnings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let json = py.import("json")?;
+        let all = json.call_method1("loads", (self.report.to_json(false),))?;
+        all.get_item("warnings")
+    }
+
     /// The summary `serq run --json` prints (with `samples=True`, what
     /// `serq run --json --samples` prints), without its newline.
     #[pyo3(signature = (samples=false))]

@@ -9,10 +9,12 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
-use serq::report::{Observation, PoolRow, Provenance, Report, StageRow, Welford};
+use serq::report::{
+    NegativeAmounts, Observation, PoolRow, Provenance, Report, StageRow, Statement, Welford,
+};
 
 /// The layout of the tuples below; raised when one changes.
-const LAYOUT: u32 = 2;
+const LAYOUT: u32 = 3;
 
 /// An observation: its name, its samples' bytes, and its provenance's
 /// times, sessions and turns as bytes when the run kept them.
@@ -56,14 +58,25 @@ type PoolState = (
     (u64, u64, f64, u64, u64, u64, u64),
 );
 
-/// `(LAYOUT, run, observes, stages, pools)` of a report; numbers travel as
-/// bytes (the live series, the samples and their provenance).
+/// A report's negative amounts: count, what, the statement (block, index,
+/// line), session, time, the first value and the least.
+type AmountsState = (
+    u64,
+    String,
+    (usize, usize, Option<u32>),
+    Option<u64>,
+    (f64, f64, f64),
+);
+
+/// `(LAYOUT, run, observes, stages, pools, amounts)` of a report; numbers
+/// travel as bytes (the live series, the samples and their provenance).
 type ReportState<'py> = (
     u32,
     RunState<'py>,
     Vec<ObservationState<'py>>,
     Vec<StageState>,
     Vec<PoolState>,
+    Option<AmountsState>,
 );
 
 /// A report's [`ReportState`].
@@ -138,13 +151,22 @@ pub fn report_state<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyT
             )
         })
         .collect();
-    let state: ReportState<'py> = (LAYOUT, run, observes, stages, pools);
+    let amounts: Option<AmountsState> = r.negative_amounts.as_ref().map(|n| {
+        (
+            n.count,
+            n.what.clone(),
+            (n.statement.at.0, n.statement.at.1, n.statement.line),
+            n.session,
+            (n.time, n.value, n.min),
+        )
+    });
+    let state: ReportState<'py> = (LAYOUT, run, observes, stages, pools, amounts);
     state.into_pyobject(py)
 }
 
 /// The report [`report_state`] wrote.
 pub fn report_from_state(state: &Bound<'_, PyAny>) -> PyResult<Report> {
-    let (layout, run, observes, stages, pools): ReportState<'_> = state.extract()?;
+    let (layout, run, observes, stages, pools, amounts): ReportState<'_> = state.extract()?;
     if layout != LAYOUT {
         return Err(PyValueError::new_err(format!(
             "a serq report pickled in layout {layout}; this serq reads layout {LAYOUT}"
@@ -241,6 +263,17 @@ pub fn report_from_state(state: &Bound<'_, PyAny>) -> PyResult<Report> {
         observes,
         stages,
         pools,
+        negative_amounts: amounts.map(
+            |(count, what, (b, i, line), session, (time, value, min))| NegativeAmounts {
+                count,
+                what,
+                statement: Statement { at: (b, i), line },
+                session,
+                time,
+                value,
+                min,
+            },
+        ),
         // A pickled report carries no turn marks: `serq.search`'s tasks
         // return their attainment, not their report.
         turn_marks: None,

@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use serq::report::Slo;
-use serq::study::{Axis, Cell, ReplicationError, Sweep, SweepError, SweepPlan};
+use serq::study::{Axis, Cell, ReplicationError, RunSettings, Sweep, SweepError, SweepPlan};
 
 use crate::errors::{CompileError, RunError};
 use crate::program::{Options, Program};
@@ -90,11 +90,14 @@ pub fn restore_replication(ok: bool, state: &Bound<'_, PyAny>) -> PyResult<Repli
     Ok(Replication { outcome })
 }
 
-/// `replication(program, k)`: runs replication `k` of `program` (seed
-/// `program.seed + k`) with the GIL released; one Ray or Dask task.
+/// `replication(program, k, strict=False)`: runs replication `k` of
+/// `program` (seed `program.seed + k`) with the GIL released; one Ray or
+/// Dask task.
 #[pyfunction]
-pub fn replication(py: Python<'_>, program: &Program, k: usize) -> Replication {
-    let outcome = py.detach(|| serq::study::sweep_replication(&program.ir, k));
+#[pyo3(signature = (program, k, strict=false))]
+pub fn replication(py: Python<'_>, program: &Program, k: usize, strict: bool) -> Replication {
+    let settings = RunSettings { strict };
+    let outcome = py.detach(|| serq::study::sweep_replication_with(&program.ir, k, settings));
     Replication { outcome }
 }
 
@@ -104,6 +107,7 @@ pub fn replication(py: Python<'_>, program: &Program, k: usize) -> Replication {
 pub struct Plan {
     plan: SweepPlan,
     replications: usize,
+    strict: bool,
     name: String,
     source: Option<Arc<str>>,
 }
@@ -166,8 +170,8 @@ impl Plan {
     /// keywords (`sets`, `defs`, `seed`, `horizon`, `warmup`, `arrivals`,
     /// `trace`) and apply at every point.
     #[new]
-    #[pyo3(signature = (source, origin, name, axes, replications, slo=None, **overrides))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (source, origin, name, axes, replications, strict=false, slo=None, **overrides))]
+    #[allow(clippy::too_many_arguments)] // Python's constructor: its keywords
     fn new(
         py: Python<'_>,
         source: String,
@@ -175,6 +179,7 @@ impl Plan {
         name: String,
         axes: Vec<(String, Vec<f64>)>,
         replications: usize,
+        strict: bool,
         slo: Option<Vec<String>>,
         overrides: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Plan> {
@@ -185,24 +190,33 @@ impl Plan {
             .collect();
         let plan = py
             .detach(|| SweepPlan::new(&source, origin.as_deref(), &overrides, &axes, replications))
-            .map_err(compile_error)?;
+            .map_err(compile_error)?
+            .with_settings(RunSettings { strict });
         Ok(Plan {
             plan: with_slo(plan, slo, &name)?,
             replications,
+            strict,
             name,
             source: Some(Arc::from(source)),
         })
     }
 
-    /// `Plan.of_program(program, replications, slo=None)`: one program
-    /// replicated.
+    /// `Plan.of_program(program, replications, strict=False, slo=None)`:
+    /// one program replicated.
     #[staticmethod]
-    #[pyo3(signature = (program, replications, slo=None))]
-    fn of_program(program: &Program, replications: usize, slo: Option<Vec<String>>) -> PyResult<Plan> {
-        let plan = SweepPlan::of_program(program.ir.clone(), replications);
+    #[pyo3(signature = (program, replications, strict=false, slo=None))]
+    fn of_program(
+        program: &Program,
+        replications: usize,
+        strict: bool,
+        slo: Option<Vec<String>>,
+    ) -> PyResult<Plan> {
+        let plan = SweepPlan::of_program(program.ir.clone(), replications)
+            .with_settings(RunSettings { strict });
         Ok(Plan {
             plan: with_slo(plan, slo, &program.name)?,
             replications,
+            strict,
             name: program.name.clone(),
             source: program.source.clone(),
         })
@@ -219,6 +233,12 @@ impl Plan {
     #[getter]
     fn replications(&self) -> usize {
         self.replications
+    }
+
+    /// Whether a computed negative amount is a run-time error.
+    #[getter]
+    fn strict(&self) -> bool {
+        self.strict
     }
 
     /// Every point's program, in grid order.
@@ -269,16 +289,22 @@ impl Plan {
 /// `(attainment, goodput, requests, attained, unfinished)` (`attainment`
 /// `None` without requests); raises `RunError` on a run-time error.
 #[pyfunction]
+#[pyo3(signature = (program, k, bounds, strict=false))]
 pub fn slo_replication(
     py: Python<'_>,
     program: &Program,
     k: usize,
     bounds: Vec<String>,
+    strict: bool,
 ) -> PyResult<(Option<f64>, f64, u64, u64, u64)> {
     let slo = Slo::parse(&bounds).map_err(PyValueError::new_err)?;
     let seed = serq::study::replication_seed(program.ir.seed, k);
     let ir = program.ir.with_seed(seed);
-    let outcome = py.detach(|| slo.run(&ir));
+    let outcome = py.detach(|| {
+        let mut options = Slo::run_options();
+        options.strict = strict;
+        serq::run_with(&ir, &mut options)
+    });
     let report = outcome.map_err(|e| {
         let text = serq::render_run_error(&ir, &e, &program.name, program.source.as_deref());
         RunError::new_err(format!(
@@ -309,7 +335,7 @@ pub fn slo_replication(
 /// search --out`'s rules: a non-empty file needs `resume` (replay its
 /// probes and go on) or `force`.
 #[pyfunction]
-#[pyo3(signature = (source, origin, name, bounds, attain, load, at, grid, cost, monotone, tol, max_replications, dispatch, out, jsonl, resume, force, **overrides))]
+#[pyo3(signature = (source, origin, name, bounds, attain, load, at, grid, cost, monotone, tol, max_replications, dispatch, out, jsonl, resume, force, strict=false, **overrides))]
 #[allow(clippy::too_many_arguments)]
 pub fn search<'py>(
     py: Python<'py>,
@@ -330,6 +356,7 @@ pub fn search<'py>(
     jsonl: bool,
     resume: bool,
     force: bool,
+    strict: bool,
     overrides: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(String, Rows<'py>)> {
     use serq::study::{Load, SearchError, SearchPlan, SearchSpec};
@@ -352,6 +379,7 @@ pub fn search<'py>(
         monotone,
         tol,
         max_replications,
+        settings: RunSettings { strict },
     };
     let plan = py
         .detach(|| SearchPlan::new(&source, origin.as_deref(), &overrides, spec))

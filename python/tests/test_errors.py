@@ -61,11 +61,31 @@ def test_a_run_time_error_names_the_session_the_clock_and_the_statement(cli, tmp
     )
     program = serq.compile(path)
     with pytest.raises(ValueError) as caught:
-        serq.run(program)
+        serq.run(program, strict=True)
     assert isinstance(caught.value, serq.RunError)
-    assert str(caught.value) == cli_stderr(cli, "run", str(path))
+    assert str(caught.value) == cli_stderr(cli, "run", "--strict", str(path))
     assert "run-time error in session 0 at t = 0: the run's work is negative (-1)" in str(caught.value)
     assert f"--> {path}:3:11" in str(caught.value)
+
+
+def test_a_computed_negative_amount_is_taken_as_zero_and_warned(tmp_path):
+    # Session 0's work is -1: the run goes on, and its report counts one
+    # negative amount at line 3 of the file, in session 0 at t = 0.
+    path = tmp_path / "neg.sq"
+    path.write_text(
+        "stage s : delay;\nworkload { arrive batch(1); }\n"
+        "session { run s (serial - 1); }\nrun { horizon 2; }\n"
+    )
+    program = serq.compile(path)
+    [warning] = serq.run(program).warnings
+    assert warning["kind"] == "negative_amount"
+    assert (warning["count"], warning["min"]) == (1, -1.0)
+    assert warning["first"]["session"] == 0 and warning["first"]["time"] == 0.0
+    assert warning["first"]["statement"].endswith("neg.sq:3")
+    [row] = serq.replicate(program, 2)
+    assert row["warnings"] == 2
+    with pytest.raises(serq.RunError):
+        serq.replicate(program, 2, strict=True)
 
 
 def test_a_missing_file_is_a_compile_error():

@@ -21,7 +21,7 @@ use super::resources::Census;
 use super::serving::EPS;
 use super::serving::order::strictly_before;
 use super::session::{Frame, FrameKind, Held, HoldFrame, Holding, PoolDealings, Wait};
-use super::sim::{Sim, check_amount, lost};
+use super::sim::{Sim, lost};
 use crate::ir::{Ctx, SLOT_CACHED};
 
 /// One admission pass over every pool in declaration order; returns
@@ -413,14 +413,12 @@ pub fn units_of(
         Expr::Num(u) => *u,
         x => sim.eval_in(e, at, x)?,
     };
-    let u = check_amount("the hold's units", u).map_err(|m| sim.session_error(e, at, m))?;
+    let u = sim.amount("the hold's units", u, e, at)?;
     let r = match &hp.reserve {
-        Some(Expr::Num(r)) => {
-            check_amount("the hold's reserve", *r).map_err(|m| sim.session_error(e, at, m))?
-        }
+        Some(Expr::Num(r)) => sim.amount("the hold's reserve", *r, e, at)?,
         Some(x) => {
             let r = sim.in_session(e, at, |cx| eval(x, cx))?;
-            check_amount("the hold's reserve", r).map_err(|m| sim.session_error(e, at, m))?
+            sim.amount("the hold's reserve", r, e, at)?
         }
         None => 0.0,
     };

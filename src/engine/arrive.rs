@@ -171,7 +171,8 @@ pub fn run_workload_block(
             Outside {
                 present: f64::NAN,
                 moment: &Moment::NONE,
-                serial: u64::MAX,
+                // The session's own: `cachedin` reads its cached units.
+                serial,
                 attrs: OutsideAttrs::Row(row),
                 stream: RunStream::Turn,
             },

@@ -18,17 +18,13 @@ use super::code::{Code, Expr, Stmt, ctx_index};
 use super::eval::Moment;
 use super::interface::RunError;
 use super::kv::Owner;
-use super::serving::cache::{Entry, room};
+use super::serving::cache::{Entry, Evicted, room};
+use super::serving::order::strictly_before;
 use super::serving::position::cached_units;
-use super::session::{Lease, Wait};
+use super::session::{HoldFrame, Lease, Wait};
 use super::sim::{Outside, OutsideAttrs, RunStream, Sim, lost};
 use super::stage::{Service, join};
 use crate::ir::Ctx;
-
-/// Pieces evicted from one pool and waiting for their spill clause: each
-/// as the entry it came from (its session, owner, release time, place in
-/// release order and deadness), with the piece's units.
-type Pieces = Vec<Entry<Owner>>;
 
 /// What a new entry of session `e` in pool `p` keeps of its owner, if the
 /// pool's keys read owners: the session itself while it lives, and its
@@ -119,6 +115,31 @@ pub fn kept_units(
     }
 }
 
+/// Session `e` lets go of every pool of `hold` it still holds (at its end
+/// inside the hold, or preempted): in written order, each pool returned
+/// before the hold's `cache` clause is read for it, as pyserq 0.1.0 reads
+/// it; no admission pass.
+pub fn release_frame(
+    code: &Code,
+    sim: &mut Sim,
+    e: Entity,
+    hold: &HoldFrame,
+) -> Result<(), RunError> {
+    let cache = match &code.blocks[hold.at.0][hold.at.1] {
+        Stmt::Hold { cache, .. } => cache.as_ref(),
+        _ => None,
+    };
+    for h in hold.pools.iter().filter(|h| !h.released) {
+        sim.give_back(e, h.pool, h.units);
+        if let Some(x) = cache {
+            let l = sim.eval_in(e, hold.at, x)?;
+            let kept = kept_units(sim, h.pool as usize, Some(l), hold.ran, h.position, h.units);
+            keep(code, sim, e, h.pool as usize, kept)?;
+        }
+    }
+    Ok(())
+}
+
 /// What the end of `lease` (its time, a `release`, its session's end)
 /// keeps: its hold's `cache (ℓ)` read now, as 0.1.0 reads it (`set p =
 /// 30` after a body of `cache (p)` that computed 40 keeps 28), bounded by
@@ -171,82 +192,116 @@ pub fn make_room(code: &Code, sim: &mut Sim, p: usize, need: f64) -> Result<(), 
     evict_to(code, sim, p, room, 0)
 }
 
-/// Evicts from pool `p` while its cache holds more than `room`.
+/// Evicts from pool `p` while its cache holds more than `room`, piece by
+/// piece: the keys are read with the cache as it is (a key may read
+/// `cachedin` of this very pool), and each piece is spilled before the
+/// next is chosen (spec §8.3), so a key or a spill clause reads the state
+/// after the pieces before it.
 fn evict_to(code: &Code, sim: &mut Sim, p: usize, room: f64, depth: u32) -> Result<(), RunError> {
     if sim.kv.cache[p].total() <= room {
         return Ok(());
     }
     let now = sim.clock.now;
     let block = sim.kv.block[p];
-    let spills = code.pools[p].spill.is_some();
-    let mut pieces: Pieces = Vec::new();
-    // The cache is taken out while keys read the world (a key may read
-    // `cachedin` of this very pool: it then reads the cache as empty).
-    let mut cache = std::mem::take(&mut sim.kv.cache[p]);
-    let mut on_piece = |entry: &Entry<Owner>, piece: f64| {
-        if spills {
-            pieces.push(Entry {
-                units: piece,
-                ..entry.clone()
-            });
-        }
-    };
-    let evicted = match &code.pools[p].evict {
-        None => cache.evict_lru(room, block, |e, piece| on_piece(e, piece)),
-        Some(keys) => {
-            let mut fault = None;
-            let evicted = cache.evict_by(
-                room,
-                block,
-                |entry, out| {
+    let spill = code.pools[p].spill.as_ref();
+    let mut evicted = Evicted::default();
+    let (mut orders, mut best_key, mut candidate) = (Vec::new(), Vec::new(), Vec::new());
+    while sim.kv.cache[p].total() > room {
+        let order = match &code.pools[p].evict {
+            None => sim.kv.cache[p].first_order(),
+            Some(keys) => {
+                sim.kv.cache[p].orders_into(&mut orders);
+                let mut best = None;
+                for &order in &orders {
+                    candidate.clear();
                     for k in keys.iter() {
-                        match evict_moment(sim, k, entry, entry.units) {
-                            Ok(v) => out.push(v),
-                            Err(m) => {
-                                fault.get_or_insert(m);
-                                out.push(f64::NAN);
-                            }
-                        }
+                        let v = key_at(sim, k, p, order).map_err(|m| {
+                            sim.error(format!(
+                                "pool `{}`: an eviction key: {m}",
+                                code.program.pools[p].name
+                            ))
+                        })?;
+                        candidate.push(v);
                     }
-                },
-                |e, piece| on_piece(e, piece),
-            );
-            if let Some(m) = fault {
-                sim.kv.cache[p] = cache;
-                return Err(sim.error(format!(
-                    "pool `{}`: an eviction key: {m}",
-                    code.program.pools[p].name
-                )));
+                    if best.is_none() || strictly_before(&candidate, &best_key) {
+                        best = Some(order);
+                        std::mem::swap(&mut best_key, &mut candidate);
+                    }
+                }
+                best
             }
-            evicted
+        };
+        let Some(order) = order else { break };
+        let entry = match spill {
+            Some(_) => sim.kv.cache[p].get(order).cloned(),
+            None => None,
+        };
+        let Some(piece) = sim.kv.cache[p].take_piece(order, block, &mut evicted) else {
+            break;
+        };
+        sim.kv.note_cached(p, now);
+        if let (Some(spill), Some(entry)) = (spill, entry) {
+            let piece = Entry {
+                units: piece,
+                ..entry
+            };
+            spill_piece(code, sim, p, spill, piece, depth)?;
         }
-    };
-    sim.kv.cache[p] = cache;
+    }
     let figures = &mut sim.kv.figures[p];
     figures.evicted_entries += evicted.entries;
     figures.evicted_units += evicted.units;
-    sim.kv.note_cached(p, now);
-    if let Some(spill) = &code.pools[p].spill {
-        for entry in pieces {
-            spill_piece(code, sim, p, spill, entry, depth)?;
-        }
-    }
     Ok(())
 }
 
-/// A key or spill clause at the Evict moment of an entry, for a piece of
-/// `size` units.
-fn evict_moment(sim: &mut Sim, x: &Expr, entry: &Entry<Owner>, size: f64) -> Result<f64, String> {
+/// Whose attributes an Evict-moment expression reads: a live owner's row,
+/// or an ended owner's attributes copied into cells, as an evaluation
+/// reads them (`eval::Cx`; on the stack for up to 32 attributes).
+// One lives on the stack for one evaluation: boxing the cells would
+// allocate per key.
+#[allow(clippy::large_enum_variant)]
+enum Reads {
+    Live(Entity, u32),
+    Ended(SmallVec<[Cell<f64>; 32]>),
+}
+
+impl Reads {
+    fn of(owner: &Owner) -> Reads {
+        match owner {
+            Owner::Session(e, row, _) => Reads::Live(*e, *row),
+            Owner::Ended(attrs) => Reads::Ended(attrs.iter().copied().map(Cell::new).collect()),
+        }
+    }
+}
+
+/// A key at the Evict moment of the entry at `order` in pool `p`'s cache,
+/// read in place (`size` is the entry's units).
+fn key_at(sim: &mut Sim, x: &Expr, p: usize, order: u64) -> Result<f64, String> {
+    let Some(entry) = sim.kv.cache[p].get(order) else {
+        return Ok(f64::NAN);
+    };
+    let (session, released, size) = (entry.session, entry.released, entry.units);
+    let reads = Reads::of(&entry.owner);
+    evict_moment(sim, x, session, released, size, &reads)
+}
+
+/// An expression at the Evict moment of an entry of `session` released at
+/// `released`, for a piece of `size` units.
+fn evict_moment(
+    sim: &mut Sim,
+    x: &Expr,
+    session: u64,
+    released: f64,
+    size: f64,
+    reads: &Reads,
+) -> Result<f64, String> {
     let now = sim.clock.now;
     let mut moment = Moment::NONE;
     moment.0[ctx_index(Ctx::Size)] = size;
-    moment.0[ctx_index(Ctx::Age)] = now - entry.released;
-    moment.0[ctx_index(Ctx::Last)] = entry.released;
-    // An ended owner's attributes are copied into cells, as an evaluation
-    // reads them (`eval::Cx`); on the stack for up to 32 attributes.
-    let ended: SmallVec<[Cell<f64>; 32]>;
-    let (attrs, waiting) = match &entry.owner {
-        Owner::Session(e, row, _) => {
+    moment.0[ctx_index(Ctx::Age)] = now - released;
+    moment.0[ctx_index(Ctx::Last)] = released;
+    let (attrs, waiting) = match reads {
+        Reads::Live(e, row) => {
             let waiting = sim
                 .store
                 .dealings
@@ -256,16 +311,13 @@ fn evict_moment(sim: &mut Sim, x: &Expr, entry: &Entry<Owner>, size: f64) -> Res
                 .unwrap_or(false);
             (OutsideAttrs::Row(*row), waiting)
         }
-        Owner::Ended(attrs) => {
-            ended = attrs.iter().copied().map(Cell::new).collect();
-            (OutsideAttrs::Cells(&ended), false)
-        }
+        Reads::Ended(cells) => (OutsideAttrs::Cells(cells), false),
     };
     moment.0[ctx_index(Ctx::Waiting)] = if waiting { 1.0 } else { 0.0 };
     let scope = Outside {
         present: f64::NAN,
         moment: &moment,
-        serial: entry.session,
+        serial: session,
         attrs,
         stream: RunStream::Machine,
     };
@@ -285,12 +337,13 @@ fn spill_piece(
     let now = sim.clock.now;
     let (session, piece) = (entry.session, entry.units);
     let name = &code.program.pools[p].name;
-    let when = evict_moment(sim, &spill.when, &entry, piece)
+    let reads = Reads::of(&entry.owner);
+    let when = evict_moment(sim, &spill.when, session, entry.released, piece, &reads)
         .map_err(|m| sim.error(format!("pool `{name}`: spill `when`: {m}")))?;
     if when == 0.0 {
         return Ok(());
     }
-    let work = evict_moment(sim, &spill.work, &entry, piece)
+    let work = evict_moment(sim, &spill.work, session, entry.released, piece, &reads)
         .map_err(|m| sim.error(format!("pool `{name}`: spill work: {m}")))?;
     sim.kv.figures[p].spills += 1;
     let to = spill.to as usize;

@@ -13,8 +13,8 @@
 use bevy_ecs::prelude::*;
 
 use super::arrive::create_session;
-use super::caching::{freeze_owner, keep, kept_units, lease_kept};
-use super::code::{Code, Stmt};
+use super::caching::{freeze_owner, keep, lease_kept, release_frame};
+use super::code::Code;
 use super::interface::RunError;
 use super::sim::{Sim, lost};
 use crate::ir::Arrival;
@@ -67,15 +67,7 @@ pub fn end_closed_session(
     };
     if let Some((mut holds, mut leases)) = holds {
         while let Some(hold) = holds.pop() {
-            let cache = match &code.blocks[hold.at.0][hold.at.1] {
-                Stmt::Hold { cache: Some(x), .. } => Some(sim.eval_in(e, hold.at, x)?),
-                _ => None,
-            };
-            for h in hold.pools.iter().filter(|h| !h.released) {
-                sim.give_back(e, h.pool, h.units);
-                let kept = kept_units(sim, h.pool as usize, cache, hold.ran, h.position, h.units);
-                keep(code, sim, e, h.pool as usize, kept)?;
-            }
+            release_frame(code, sim, e, &hold)?;
         }
         for lease in leases.drain(..) {
             sim.give_back(e, lease.pool, lease.units);

@@ -18,7 +18,7 @@ use super::events::EventKind;
 use super::interface::RunError;
 use super::preempt::{Fit, Taken, make_fit};
 use super::session::{Amounts, HoldFrame, Lease, Wait};
-use super::sim::{Sim, check_amount, lost, take_holding};
+use super::sim::{Sim, lost, take_holding};
 use crate::ir;
 
 /// What a statement did to the session.
@@ -165,46 +165,26 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
             });
         }
     }
-    let cache = match cache {
-        Some(x) => Some(sim.eval_in(e, hold.at, x)?),
-        None => None,
-    };
-    let leased = lease.as_ref().map(|(i, _)| *i);
-    if let Some((i, length)) = lease
-        && !hold.pools[*i].released
-    {
-        let t = sim.eval_in(e, hold.at, length)?;
-        let id = sim.observed.next_lease;
-        sim.observed.next_lease += 1;
-        let h = hold.pools[*i];
-        if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
-            dealings.get().leases.push(Lease {
-                id,
-                pool: h.pool,
-                units: h.units,
-                at: hold.at,
-                ran: hold.ran,
-                position: h.position,
-            });
-        }
-        if t <= 0.0 {
-            sim.events
-                .schedule(now, EventKind::LeaseEnd(e.index_u32(), id));
-        } else if t.is_finite() {
-            sim.events
-                .schedule(now + t, EventKind::LeaseEnd(e.index_u32(), id));
-        }
-    }
+    // Pools go back in written order, each before its `cache` clause (or
+    // the lease's length) is read, as pyserq 0.1.0 reads them: `cache
+    // (used(kv) + 2)` on `hold kv (4)` keeps 2.
     for (i, h) in hold.pools.iter().enumerate() {
-        if h.released || Some(i) == leased {
+        if h.released {
+            continue;
+        }
+        if let Some((leased, length)) = lease
+            && *leased == i
+        {
+            start_lease(sim, e, &hold, i, length)?;
             continue;
         }
         match counted.get(i) {
             Some(&c) => sim.return_units(h.pool, h.units, c),
             None => sim.give_back(e, h.pool, h.units),
         }
-        if cache.is_some() {
-            let kept = kept_units(sim, h.pool as usize, cache, hold.ran, h.position, h.units);
+        if let Some(x) = cache {
+            let l = sim.eval_in(e, hold.at, x)?;
+            let kept = kept_units(sim, h.pool as usize, Some(l), hold.ran, h.position, h.units);
             keep(code, sim, e, h.pool as usize, kept)?;
         }
     }
@@ -213,6 +193,40 @@ pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     // pool leased): pyserq 0.1.0 admits a waiter of another pool there
     // before the session goes on (tests/serving/preempt_step_totals_and_requeue_order).
     admission_pass(code, sim)?;
+    Ok(())
+}
+
+/// The leased pool `i` of `hold` (session `e`'s, its body just ended)
+/// becomes a lease of the length `length` reads now; its end is an event.
+fn start_lease(
+    sim: &mut Sim,
+    e: Entity,
+    hold: &HoldFrame,
+    i: usize,
+    length: &Expr,
+) -> Result<(), RunError> {
+    let now = sim.clock.now;
+    let t = sim.eval_in(e, hold.at, length)?;
+    let id = sim.observed.next_lease;
+    sim.observed.next_lease += 1;
+    let h = hold.pools[i];
+    if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
+        dealings.get().leases.push(Lease {
+            id,
+            pool: h.pool,
+            units: h.units,
+            at: hold.at,
+            ran: hold.ran,
+            position: h.position,
+        });
+    }
+    if t <= 0.0 {
+        sim.events
+            .schedule(now, EventKind::LeaseEnd(e.index_u32(), id));
+    } else if t.is_finite() {
+        sim.events
+            .schedule(now + t, EventKind::LeaseEnd(e.index_u32(), id));
+    }
     Ok(())
 }
 
@@ -343,7 +357,7 @@ pub fn grow(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
     };
     let (p, h, i) = held_for(code, sim, e, at, r, "grow")?;
     let d = sim.eval_in(e, at, x)?;
-    let d = check_amount("the grow", d).map_err(|m| sim.session_error(e, at, m))?;
+    let d = sim.amount("the grow", d, e, at)?;
     let d_amount = d;
     let now = sim.clock.now;
     let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
@@ -391,7 +405,7 @@ pub fn load(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
     };
     let (_, h, i) = held_for(code, sim, e, at, r, "load")?;
     let n = sim.eval_in(e, at, x)?;
-    let n = check_amount("the load", n).map_err(|m| sim.session_error(e, at, m))?;
+    let n = sim.amount("the load", n, e, at)?;
     let now = sim.clock.now;
     let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
         return Err(lost("session", now));

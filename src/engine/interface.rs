@@ -131,6 +131,11 @@ pub struct RunOptions<'a> {
     /// [`RunOptions::provenance`], what SLO attainment counts requests
     /// from ([`crate::report::Slo`]). Off for a plain run.
     pub turn_marks: bool,
+    /// A computed amount that is negative (a run's work, a hold's units or
+    /// reserve, a `grow`, a `load`) is a run-time error, as `--strict`
+    /// asks; by default it is taken as 0, as pyserq 0.1.0 takes it, and
+    /// counted in the report's warnings (spec §10 Q13).
+    pub strict: bool,
 }
 
 impl std::fmt::Debug for RunOptions<'_> {
@@ -141,6 +146,7 @@ impl std::fmt::Debug for RunOptions<'_> {
             .field("check_invariants", &self.check_invariants)
             .field("provenance", &self.provenance)
             .field("turn_marks", &self.turn_marks)
+            .field("strict", &self.strict)
             .finish()
     }
 }

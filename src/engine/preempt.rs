@@ -20,8 +20,8 @@ use smallvec::SmallVec;
 
 use super::admit::{rounded, units_of};
 use super::budget::refresh_budget_left;
-use super::caching::{keep, kept_units};
-use super::code::{Code, Stmt};
+use super::caching::release_frame;
+use super::code::Code;
 use super::end_flow::take_flow;
 use super::end_session::end_session;
 use super::interface::RunError;
@@ -274,15 +274,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
         (outer.at, members)
     };
     for frame in released.iter().rev() {
-        let cache = match &code.blocks[frame.at.0][frame.at.1] {
-            Stmt::Hold { cache: Some(x), .. } => Some(sim.eval_in(v, frame.at, x)?),
-            _ => None,
-        };
-        for x in frame.pools.iter().filter(|x| !x.released) {
-            sim.give_back(v, x.pool, x.units);
-            let kept = kept_units(sim, x.pool as usize, cache, frame.ran, x.position, x.units);
-            keep(code, sim, v, x.pool as usize, kept)?;
-        }
+        release_frame(code, sim, v, frame)?;
     }
     // Unwind the continuation to the frame that holds the hold statement.
     let depth = released.len();

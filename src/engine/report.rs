@@ -147,6 +147,15 @@ pub fn fill_report(
         stages,
         pools,
         turn_marks: observed.marks.take(),
+        negative_amounts: observed.negative_amounts.take().map(|mut n| {
+            let (b, i) = n.statement.at;
+            n.statement.line = prog
+                .positions
+                .as_ref()
+                .and_then(|p| p.get(b)?.get(i))
+                .map(|p| p.line);
+            n
+        }),
     });
 }
 

@@ -11,7 +11,7 @@ use bevy_ecs::prelude::*;
 
 use super::pool::Waiting;
 use super::stats::TimeAvg;
-use crate::report::{Provenance, TurnMarks, Welford, WindowedAverage};
+use crate::report::{NegativeAmounts, Provenance, TurnMarks, Welford, WindowedAverage};
 
 /// The clock.
 #[derive(Resource, Clone, Copy, Debug, Default)]
@@ -92,6 +92,10 @@ pub struct Observed {
     /// attainment); `None` otherwise, so a plain run pays one branch at a
     /// session's creation, `turn;` and end.
     pub marks: Option<TurnMarks>,
+    /// Computed amounts that went negative and were taken as 0 (spec §10 Q13).
+    pub negative_amounts: Option<NegativeAmounts>,
+    /// `--strict`: a computed negative amount is a run-time error instead.
+    pub strict: bool,
 }
 
 impl Observed {

@@ -93,6 +93,8 @@ pub fn build(program: &ValidProgram) -> World {
         turns: 0,
         next_lease: 0,
         marks: None,
+        negative_amounts: None,
+        strict: false,
     });
     world.insert_resource(AttrRows::new(code.width));
     world.insert_resource(Vacant::default());
@@ -240,6 +242,7 @@ pub fn run(
         // the pages it has touched, not onto the slack of a doubled one.
         world.resource_mut::<Ready>().0.reserve_exact(initial);
     }
+    world.resource_mut::<Observed>().strict = options.strict;
     if options.provenance {
         world.resource_mut::<Observed>().provenance =
             Some(vec![Default::default(); prog.observes.len()]);
@@ -254,6 +257,13 @@ pub fn run(
             .map_err(|_| super::sim::lost("resource", 0.0))?;
         let mut sim = sim.into_sim();
         let code = &*code;
+        // The budgets first (once: a budget may draw): a batch session's
+        // `init` may read `budget_left(E)`, the full budget then.
+        for s in 0..prog.stages.len() {
+            if code.steps[s].is_some() {
+                refresh_budget_left(code, &mut sim, s)?;
+            }
+        }
         match &prog.arrival {
             Arrival::Batch(n) | Arrival::Closed(n) => {
                 for _ in 0..*n {
@@ -269,11 +279,6 @@ pub fn run(
         }
         if prog.warmup > 0.0 {
             sim.events.schedule(prog.warmup, EventKind::Warmup);
-        }
-        for s in 0..prog.stages.len() {
-            if code.steps[s].is_some() {
-                refresh_budget_left(code, &mut sim, s)?;
-            }
         }
         settle(code, &mut sim)?;
     }

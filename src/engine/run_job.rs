@@ -16,7 +16,7 @@ use super::interface::RunError;
 use super::residents::Resident;
 use super::serving::iteration::Mode;
 use super::serving::order::NEVER_ADMITTED;
-use super::sim::{Sim, check_amount, lost};
+use super::sim::{Sim, lost};
 use super::stage::{Service, join};
 use crate::ir::RunMode;
 
@@ -24,7 +24,8 @@ use crate::ir::RunMode;
 pub type Held = SmallVec<[u32; 4]>;
 
 /// Evaluates `run s [, s2 …] (w);` in a session: its stages, then its
-/// work (checked to be an amount), in the reference's order.
+/// work (the caller checks it is an amount: [`Sim::amount`]), in the
+/// reference's order.
 #[inline]
 pub fn evaluate_run(
     stage: &Member,
@@ -38,7 +39,7 @@ pub fn evaluate_run(
         held.push(member(r, cx, "stage").map_err(|f| f.to_string())? as u32);
     }
     let w = eval(work, cx).map_err(|f| f.to_string())?;
-    Ok((held, check_amount("the run's work", w)?))
+    Ok((held, w))
 }
 
 /// `run s [, s2 …] (w);` in session `e`, its stages and work evaluated

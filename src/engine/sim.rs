@@ -28,6 +28,7 @@ use super::resources::{Census, ChooseScratch, Clock, DirtyPs, Members, Observed,
 use super::rng::{Purpose, Streams};
 use super::session::{AttrRows, Continuation, Dealings, Draws, Holding, Life, Vacant};
 use super::stage::{Service, StageLoad, StageStats};
+use crate::report::{NegativeAmounts, Statement};
 
 /// The entities' components, by kind.
 #[derive(SystemParam)]
@@ -358,14 +359,55 @@ pub fn take_holding(holdings: &mut SmallVec<[Holding; 4]>, p: u32) -> u32 {
     }
 }
 
-/// An amount (run work, hold units, reserve, grow, load) is >= 0 and not NaN.
-#[inline]
-pub fn check_amount(what: &str, x: f64) -> Result<f64, String> {
-    // NaN fails `>=` too.
-    if x >= 0.0 {
-        Ok(x)
-    } else {
-        Err(amount_error(what, x))
+impl Sim<'_, '_> {
+    /// A computed amount (run work, hold units, reserve, grow, load) of
+    /// session `e` at statement `at`: NaN is a run-time error; a negative
+    /// one is taken as 0, as pyserq 0.1.0 takes it, and counted for the
+    /// report's warnings, or is a run-time error under `strict` (spec §10
+    /// Q13).
+    #[inline]
+    pub fn amount(
+        &mut self,
+        what: &'static str,
+        x: f64,
+        e: Entity,
+        at: (usize, usize),
+    ) -> Result<f64, RunError> {
+        // NaN fails `>=` too.
+        if x >= 0.0 {
+            Ok(x)
+        } else {
+            self.negative_amount(what, x, e, at)
+        }
+    }
+
+    /// [`Sim::amount`] below 0 or NaN. Out of line: every run and hold
+    /// checks its amount, and this is rare.
+    #[cold]
+    #[inline(never)]
+    fn negative_amount(
+        &mut self,
+        what: &'static str,
+        x: f64,
+        e: Entity,
+        at: (usize, usize),
+    ) -> Result<f64, RunError> {
+        if x.is_nan() || self.observed.strict {
+            return Err(self.session_error(e, at, amount_error(what, x)));
+        }
+        // The source line is looked up when the report is filled.
+        let session = self.store.sessions.get(e).ok().map(|(_, _, l)| l.serial);
+        let statement = Statement { at, line: None };
+        let now = self.clock.now;
+        NegativeAmounts::note(
+            &mut self.observed.negative_amounts,
+            what,
+            x,
+            statement,
+            session,
+            now,
+        );
+        Ok(0.0)
     }
 }
 

@@ -52,6 +52,7 @@ pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunErro
                 continue;
             }
             Stop::Run(at, held, w) => {
+                let w = sim.amount("the run's work", w, e, at)?;
                 if run_job(code, sim, e, at, &held, w)? == Step::Stop {
                     return Ok(());
                 }

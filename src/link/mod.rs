@@ -400,6 +400,16 @@ impl<'a> Linker<'a> {
                     )
                     .with_help("compile the program from its file (`serq check FILE`), so the library's path resolves"),
                 ),
+                // `compile_source` and `compile_text_at` splice shipped
+                // libraries before linking; an AST linked directly has not.
+                ast::Item::UseShipped { name, span } => self.err(
+                    Diagnostic::new(
+                        "use",
+                        *span,
+                        format!("`use <{name}>` was not spliced before linking"),
+                    )
+                    .with_help("compile with `serq::compile_source` or `serq::compile_text_at`, which read the libraries serq ships"),
+                ),
                 ast::Item::Server { body, span } => {
                     if let Some((_, first)) = parts.server {
                         self.err(

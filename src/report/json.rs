@@ -1,7 +1,7 @@
 //! The report as JSON, with the reference report's field names (spec §6.11,
 //! conformance/README.md). A value that is not finite prints as `null`.
 
-use super::{Observation, PoolRow, Report, StageRow};
+use super::{Observation, PoolRow, Report, StageRow, Warning, WarningKind};
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
@@ -29,6 +29,65 @@ struct RunJson<'a, S, P> {
     observes: Observes<'a>,
     stages: Vec<S>,
     pools: Vec<P>,
+    warnings: Vec<WarningJson>,
+}
+
+/// One warning as JSON (docs/report.md §2.2): `kind`, `count`, `message`,
+/// then the kind's own fields.
+#[derive(Serialize)]
+pub(crate) struct WarningJson {
+    kind: &'static str,
+    count: u64,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first: Option<FirstJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    min: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    growth: Option<f64>,
+}
+
+/// Where the first negative amount was.
+#[derive(Serialize)]
+struct FirstJson {
+    statement: String,
+    session: Option<u64>,
+    time: Option<f64>,
+}
+
+impl From<&Warning> for WarningJson {
+    fn from(w: &Warning) -> Self {
+        let (mut first, mut min, mut growth) = (None, None, None);
+        match &w.kind {
+            WarningKind::NegativeAmount {
+                statement,
+                session,
+                time,
+                min: m,
+            } => {
+                first = Some(FirstJson {
+                    statement: statement.clone(),
+                    session: *session,
+                    time: real(*time),
+                });
+                min = real(*m);
+            }
+            WarningKind::Stability { growth: g } => growth = real(*g),
+        }
+        WarningJson {
+            kind: w.kind.name(),
+            count: w.count,
+            message: w.message.clone(),
+            first,
+            min,
+            growth,
+        }
+    }
+}
+
+/// Warnings as their JSON array.
+pub(crate) fn warnings_json(warnings: &[Warning]) -> Vec<WarningJson> {
+    warnings.iter().map(WarningJson::from).collect()
 }
 
 /// The observations as an object keyed by name, in program order.
@@ -190,6 +249,7 @@ impl Report {
             },
             stages,
             pools,
+            warnings: warnings_json(&self.warnings()),
         };
         // Plain data with string keys and finite numbers: serialising cannot fail.
         serde_json::to_string(&json).expect("report serialises")

@@ -13,13 +13,18 @@ mod slo;
 mod stability;
 mod stats;
 mod table;
+mod warnings;
 
 pub use family::{PoolFamily, Spread, StageFamily};
+pub(crate) use json::{WarningJson, warnings_json};
 pub use lookup::ObservationView;
 pub use series::WindowedAverage;
 pub use slo::{Attainment, Bound, Request, Slo, SloError, with_slo_json};
 pub use stability::{Stability, TREND_LAG, TREND_T};
 pub use stats::{Summary, Welford};
+pub use warnings::{
+    NegativeAmounts, Statement, Warning, WarningKind, negative_amount_warning, stability_warning,
+};
 
 /// The version of the JSON report's fields ([`Report::to_json`],
 /// docs/report.md): the reference's `REPORT_VERSION` 1, whose field names
@@ -60,6 +65,9 @@ pub struct Report {
     pub stages: Vec<StageRow>,
     /// One per pool member, in declaration order.
     pub pools: Vec<PoolRow>,
+    /// Computed amounts that went negative and were taken as 0 (spec §10
+    /// Q13); `None` when there was none. [`Report::warnings`] words it.
+    pub negative_amounts: Option<NegativeAmounts>,
     /// Where each turn began and each session ended, when the run was
     /// asked to keep them ([`crate::RunOptions::turn_marks`]; `None`
     /// otherwise, as for `serq run` without `--slo`).

@@ -36,8 +36,9 @@ mod tdist;
 
 pub use plot::{PlotError, PlotOptions, plot_columns, plot_rows, plot_svg};
 pub use replicate::{
-    Estimate, ObservationEstimate, PoolEstimate, Replicated, ReplicationError, SloEstimate,
-    StageEstimate, replicate, replicate_with, replicate_with_progress, replication_seed,
+    Estimate, ObservationEstimate, PoolEstimate, Replicated, ReplicationError, RunSettings,
+    SloEstimate, StageEstimate, replicate, replicate_slo, replicate_with, replicate_with_progress,
+    replication_seed,
 };
 pub use rows::Cell;
 pub use search::{
@@ -46,5 +47,6 @@ pub use search::{
 };
 pub use sweep::{
     Axis, MAX_AXIS_POINTS, Sweep, SweepError, SweepPlan, SweepPoint, sweep, sweep_replication,
+    sweep_replication_with,
 };
 pub use tdist::{student_t_cdf, student_t_quantile};

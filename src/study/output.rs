@@ -84,6 +84,7 @@ struct ReplicatedJson<'a> {
     observes: Vec<ObservationJson<'a>>,
     stages: Vec<StageJson<'a>>,
     pools: Vec<PoolJson<'a>>,
+    warnings: Vec<crate::report::WarningJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     slo: Option<SloJson>,
 }
@@ -105,7 +106,8 @@ impl Replicated {
     ///                "p50": {…}, "p90": {…}, "p99": {…}}, …],
     ///  "stages": [{"name": "D", "member": 0, "utilization": {…},
     ///              "mean_number": {…}, "throughput": {…}}, …],
-    ///  "pools": [{"name": "kvD", "member": null, "mean_used": {…}, "mean_wait": {…}}, …]}
+    ///  "pools": [{"name": "kvD", "member": null, "mean_used": {…}, "mean_wait": {…}}, …],
+    ///  "warnings": [{"kind", "count", "message", …}, …]}
     /// ```
     ///
     /// `n` counts the replications whose figure was defined, `mean` is the
@@ -113,9 +115,11 @@ impl Replicated {
     /// below 2); an observation's `p50`, `p90` and `p99` estimate its
     /// percentiles the same way, from each replication's nearest-rank
     /// percentile; `member` is `null` for a family of one; `stable` is
-    /// [`Replicated::is_stable`] (`null` when not judged). Replications run
-    /// with an SLO add `"slo": {"attainment", "goodput", "requests",
-    /// "unfinished"}`, each figure in the same `{"n", "mean", "ci"}` form.
+    /// [`Replicated::is_stable`] (`null` when not judged); `warnings` is
+    /// [`Replicated::warnings`], as a run's JSON writes its own.
+    /// Replications run with an SLO add, last, `"slo": {"attainment",
+    /// "goodput", "requests", "unfinished"}`, each figure in the same
+    /// `{"n", "mean", "ci"}` form.
     ///
     /// ```
     /// # let source = "stage s : delay; workload { arrive batch(1); }
@@ -162,6 +166,7 @@ impl Replicated {
                     mean_wait: (&p.mean_wait).into(),
                 })
                 .collect(),
+            warnings: crate::report::warnings_json(&self.warnings("")),
             slo: self.slo.as_ref().map(|s| SloJson {
                 attainment: (&s.attainment).into(),
                 goodput: (&s.goodput).into(),

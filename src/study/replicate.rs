@@ -11,7 +11,10 @@
 use rayon::prelude::*;
 
 use super::tdist::student_t_quantile;
-use crate::report::{Attainment, Report, Slo, Stability, Summary};
+use crate::report::{
+    Attainment, NegativeAmounts, Report, Slo, Stability, Summary, Warning, negative_amount_warning,
+    stability_warning,
+};
 use crate::{RunError, ValidProgram};
 
 /// The seed of replication `k` of a study whose base seed is `base`:
@@ -193,8 +196,11 @@ pub struct Replicated {
     pub stages: Vec<StageEstimate>,
     /// One per pool member, in declaration order.
     pub pools: Vec<PoolEstimate>,
+    /// The replications' negative amounts, added up
+    /// ([`NegativeAmounts::merge`], in replication order).
+    pub negative_amounts: Option<NegativeAmounts>,
     /// SLO attainment across the replications, when they were run with
-    /// an SLO ([`replicate_with`]).
+    /// an SLO ([`replicate_slo`]).
     pub slo: Option<SloEstimate>,
 }
 
@@ -207,7 +213,7 @@ pub struct Replicated {
 /// #   session { run s (serial + 1); observe response = now; } run { horizon 10; }",
 /// #   &Default::default()).unwrap();
 /// let slo = Slo::parse(["response<=3"]).unwrap();
-/// let r = serq::study::replicate_with(&program, 2, Some(&slo), &|| {}).unwrap();
+/// let r = serq::study::replicate_slo(&program, 2, Default::default(), Some(&slo), &|| {}).unwrap();
 /// // Responses 1, 2, 3, 4 in each: 3 of 4 attain, 0.3 a unit of time.
 /// let e = r.slo.unwrap();
 /// assert_eq!((e.attainment.mean, e.attainment.ci, e.goodput.mean), (Some(0.75), Some(0.0), Some(0.3)));
@@ -238,11 +244,20 @@ impl SloEstimate {
     }
 }
 
+/// How every replication of a study runs, beyond its program.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RunSettings {
+    /// `--strict`: a computed negative amount is a run-time error
+    /// ([`crate::RunOptions::strict`]).
+    pub strict: bool,
+}
+
 /// A replication that stopped on a run-time error.
 ///
 /// ```
 /// # let program = serq::compile_source("stage s : delay; workload { arrive batch(1); }
-/// #   session { run s (serial - 1); } run { horizon 2; seed 3; }", &Default::default()).unwrap();
+/// #   session { run s (serial / serial); } run { horizon 2; seed 3; }", &Default::default()).unwrap();
+/// // Session 0's work is 0 / 0, NaN: every replication fails.
 /// let e = serq::study::replicate(&program, 2).unwrap_err();
 /// assert_eq!((e.replication, e.seed), (0, 3));
 /// assert!(e.to_string().starts_with("replication 0 (seed 3): "));
@@ -309,6 +324,7 @@ impl Replicated {
                 stages: Vec::new(),
                 pools: Vec::new(),
                 slo: None,
+                negative_amounts: None,
             };
         };
         let observations = first
@@ -376,7 +392,39 @@ impl Replicated {
             stages,
             pools,
             slo,
+            negative_amounts: runs.iter().fold(None, |mut all, r| {
+                NegativeAmounts::merge(&mut all, &r.negative_amounts);
+                all
+            }),
         }
+    }
+
+    /// The replications' warnings (`file` names the program in them):
+    /// negative amounts added up over the replications, and the stability
+    /// verdict, counted in replications flagged and worded by the first.
+    pub fn warnings(&self, file: &str) -> Vec<Warning> {
+        let mut out = Vec::new();
+        if let Some(n) = &self.negative_amounts {
+            out.push(negative_amount_warning(n, file));
+        }
+        let flagged: Vec<(usize, &Stability)> = self
+            .stability
+            .iter()
+            .enumerate()
+            .filter_map(|(k, s)| s.as_ref().filter(|s| !s.stable).map(|s| (k, s)))
+            .collect();
+        if let Some(&(k, s)) = flagged.first() {
+            let mut w = stability_warning(s, flagged.len() as u64);
+            w.message = format!(
+                "{} of {} replications judged unstable; the first, replication {k} (seed {}): {}",
+                flagged.len(),
+                self.seeds.len(),
+                self.seeds.get(k).copied().unwrap_or_default(),
+                w.message
+            );
+            out.push(w);
+        }
+        out
     }
 
     /// Whether the replications are stable: `Some(false)` when the
@@ -494,22 +542,46 @@ pub fn replicate_with_progress(
     replications: usize,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Replicated, ReplicationError> {
-    replicate_with(program, replications, None, progress)
+    replicate_with(program, replications, RunSettings::default(), progress)
 }
 
-/// [`replicate_with_progress`], measuring each replication's attainment
-/// of `slo` when given ([`Replicated::slo`]). Without it, exactly
-/// [`replicate_with_progress`]: the runs keep nothing more.
+/// [`replicate_with_progress`], every replication run with `settings`.
+///
+/// ```
+/// # let source = "stage s : delay; workload { arrive batch(1); }
+/// #   session { run s (serial - 1); } run { horizon 2; seed 3; }";
+/// # let program = serq::compile_source(source, &Default::default()).unwrap();
+/// use serq::study::{RunSettings, replicate_with};
+/// // The work is -1: taken as 0 and counted, or an error under `strict`.
+/// let r = replicate_with(&program, 2, RunSettings::default(), &|| {}).unwrap();
+/// assert_eq!(r.negative_amounts.unwrap().count, 2);
+/// let strict = RunSettings { strict: true };
+/// assert!(replicate_with(&program, 2, strict, &|| {}).is_err());
+/// ```
 pub fn replicate_with(
     program: &ValidProgram,
     replications: usize,
+    settings: RunSettings,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Replicated, ReplicationError> {
+    replicate_slo(program, replications, settings, None, progress)
+}
+
+/// [`replicate_with`], measuring each replication's attainment of `slo`
+/// when given ([`Replicated::slo`]). Without it, exactly
+/// [`replicate_with`]: the runs keep nothing more.
+pub fn replicate_slo(
+    program: &ValidProgram,
+    replications: usize,
+    settings: RunSettings,
     slo: Option<&Slo>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Replicated, ReplicationError> {
     let runs = (0..replications)
         .into_par_iter()
         .map(|k| {
-            let result = run_replication(program, k, slo).map(|r| Summarised::of(&r, slo));
+            let result =
+                run_replication(program, k, settings, slo).map(|r| Summarised::of(&r, slo));
             progress();
             result
         })
@@ -536,6 +608,8 @@ pub(crate) struct Summarised {
     pub stability: Option<Stability>,
     /// Its attainment of the study's SLO, if it has one.
     pub slo: Option<Attainment>,
+    /// The report's negative amounts.
+    pub negative_amounts: Option<NegativeAmounts>,
 }
 
 impl Summarised {
@@ -552,23 +626,26 @@ impl Summarised {
             pools: report.pools.clone(),
             stability: report.stability(),
             slo: slo.and_then(|s| s.attainment(report)),
+            negative_amounts: report.negative_amounts.clone(),
         }
     }
 }
 
-/// Runs replication `k` of `program`.
+/// Runs replication `k` of `program` with `settings`, keeping what
+/// attainment of `slo` needs when given.
 pub(crate) fn run_replication(
     program: &ValidProgram,
     k: usize,
+    settings: RunSettings,
     slo: Option<&Slo>,
 ) -> Result<Report, ReplicationError> {
     let seed = replication_seed(program.seed, k);
-    let program = program.with_seed(seed);
-    let result = match slo {
-        Some(_) => crate::run_with(&program, &mut Slo::run_options()),
-        None => crate::run(&program),
+    let mut options = match slo {
+        Some(_) => Slo::run_options(),
+        None => crate::RunOptions::default(),
     };
-    result.map_err(|error| ReplicationError {
+    options.strict = settings.strict;
+    crate::run_with(&program.with_seed(seed), &mut options).map_err(|error| ReplicationError {
         replication: k,
         seed,
         error,

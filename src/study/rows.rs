@@ -18,6 +18,8 @@ enum Column {
     Replications,
     /// Whether the point's replications are stable.
     Stable,
+    /// The point's warnings, counted ([`Replicated::warnings`]).
+    Warnings,
     /// An observation's figure (its mean or a percentile) across
     /// replications, or that figure's 95% half-width.
     Observed(String, Figure, Part),
@@ -197,6 +199,7 @@ impl Layout {
         let mut columns: Vec<Column> = (0..parameters.len()).map(Column::Parameter).collect();
         columns.push(Column::Replications);
         columns.push(Column::Stable);
+        columns.push(Column::Warnings);
         if slo {
             for (figure, ci) in [
                 (SloFigure::Attainment, true),
@@ -232,6 +235,7 @@ impl Layout {
                 Column::Parameter(i) => self.parameters[*i].clone(),
                 Column::Replications => "replications".to_string(),
                 Column::Stable => "stable".to_string(),
+                Column::Warnings => "warnings".to_string(),
                 Column::Observed(name, Figure::Mean, Part::Ci) => format!("{name}.ci"),
                 Column::Observed(name, figure, Part::Value) => format!("{name}.{}", figure.word()),
                 Column::Observed(name, figure, Part::Ci) => format!("{name}.{}_ci", figure.word()),
@@ -263,6 +267,9 @@ impl Layout {
                 Column::Parameter(i) => Cell::Number(values.get(*i).copied()),
                 Column::Replications => Cell::Number(Some(result.seeds.len() as f64)),
                 Column::Stable => Cell::Flag(result.is_stable()),
+                Column::Warnings => Cell::Number(Some(
+                    result.warnings("").iter().map(|w| w.count).sum::<u64>() as f64,
+                )),
                 Column::Observed(name, figure, part) => Cell::Number(
                     result
                         .observations

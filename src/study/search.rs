@@ -25,7 +25,7 @@
 
 use rayon::prelude::*;
 
-use super::replicate::{Estimate, ReplicationError, SloEstimate, run_replication};
+use super::replicate::{Estimate, ReplicationError, RunSettings, SloEstimate, run_replication};
 use super::rows::{Cell, csv_line, jsonl_line, read_csv, read_jsonl};
 use super::sweep::Axis;
 use crate::report::{Attainment, Slo};
@@ -145,6 +145,8 @@ pub struct SearchSpec {
     pub tol: f64,
     /// The most replications of one probe.
     pub max_replications: usize,
+    /// How every replication runs (`--strict`).
+    pub settings: RunSettings,
 }
 
 impl SearchSpec {
@@ -160,6 +162,7 @@ impl SearchSpec {
             monotone: Vec::new(),
             tol: 0.01,
             max_replications: 30,
+            settings: RunSettings::default(),
         }
     }
 }
@@ -575,10 +578,11 @@ impl SearchPlan {
         let local = |program: &ValidProgram, ks: std::ops::Range<usize>| {
             ks.into_par_iter()
                 .map(|k| {
-                    let r = run_replication(program, k, Some(slo)).map(|report| {
-                        // Run with the SLO's options: the marks are there.
-                        slo.attainment(&report).unwrap_or(NO_REQUESTS)
-                    });
+                    let r =
+                        run_replication(program, k, self.spec.settings, Some(slo)).map(|report| {
+                            // Run with the SLO's options: the marks are there.
+                            slo.attainment(&report).unwrap_or(NO_REQUESTS)
+                        });
                     progress();
                     r
                 })

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use super::replicate::{Replicated, ReplicationError, Summarised, run_replication};
+use super::replicate::{Replicated, ReplicationError, RunSettings, Summarised, run_replication};
 use super::rows::{Cell, Layout, csv_line, jsonl_line, read_csv, read_jsonl};
 use crate::report::{Report, Slo};
 use crate::syntax::lexer::is_word;
@@ -266,7 +266,7 @@ pub(crate) fn grid_points(axes: &[Axis]) -> Vec<Vec<f64>> {
 /// let mut lines = Vec::new();
 /// let result = plan.run(1, &|| {}, &mut |p| lines.push(plan.csv_line(p))).unwrap();
 /// assert_eq!(result.points.len(), 2);
-/// assert!(lines[0].starts_with("2,2,true,2,0,"), "{}", lines[0]);
+/// assert!(lines[0].starts_with("2,2,true,0,2,0,"), "{}", lines[0]);
 /// ```
 #[derive(Clone, Debug)]
 pub struct SweepPlan {
@@ -275,10 +275,17 @@ pub struct SweepPlan {
     programs: Vec<ValidProgram>,
     replications: usize,
     layout: Layout,
+    settings: RunSettings,
     slo: Option<Slo>,
 }
 
 impl SweepPlan {
+    /// The plan with every replication run with `settings` (`--strict`).
+    pub fn with_settings(mut self, settings: RunSettings) -> SweepPlan {
+        self.settings = settings;
+        self
+    }
+
     /// Compiles `source` at every point of the grid: each axis's value
     /// replaces its `let` constant (after `overrides.sets`, so an axis wins
     /// over a `--set` of the same name); the other overrides apply at
@@ -333,6 +340,7 @@ impl SweepPlan {
             programs,
             replications,
             layout,
+            settings: RunSettings::default(),
             slo: None,
         })
     }
@@ -340,7 +348,7 @@ impl SweepPlan {
     /// The plan measuring each replication's attainment of `slo` too: its
     /// rows gain `slo.attainment`, `slo.attainment.ci`, `slo.goodput`,
     /// `slo.goodput.ci`, `slo.requests` and `slo.unfinished` after
-    /// `stable`. The error names an observation no point records.
+    /// `warnings`. The error names an observation no point records.
     ///
     /// ```
     /// use serq::{report::Slo, study::{Axis, SweepPlan}};
@@ -352,10 +360,10 @@ impl SweepPlan {
     ///     .unwrap();
     /// let rows = plan.run(0, &|| {}, &mut |_| {}).unwrap().to_csv();
     /// // d = 1: responses 1, 2 (both attain); d = 2: 2, 4 (one).
-    /// assert!(rows.starts_with("d,replications,stable,slo.attainment,slo.attainment.ci,\
+    /// assert!(rows.starts_with("d,replications,stable,warnings,slo.attainment,slo.attainment.ci,\
     ///     slo.goodput,slo.goodput.ci,slo.requests,slo.unfinished,response.mean,"), "{rows}");
-    /// assert!(rows.contains("\n1,1,true,1,,0.2,,2,0,"), "{rows}");
-    /// assert!(rows.contains("\n2,1,true,0.5,,0.1,,2,0,"), "{rows}");
+    /// assert!(rows.contains("\n1,1,true,0,1,,0.2,,2,0,"), "{rows}");
+    /// assert!(rows.contains("\n2,1,true,0,0.5,,0.1,,2,0,"), "{rows}");
     /// ```
     pub fn with_slo(mut self, slo: Slo) -> Result<SweepPlan, crate::report::SloError> {
         for program in &self.programs {
@@ -375,7 +383,7 @@ impl SweepPlan {
     /// the plan's SLO, if any), for a caller that runs them elsewhere and
     /// hands the reports to [`SweepPlan::gather`].
     pub fn replication(&self, p: usize, k: usize) -> Result<Report, ReplicationError> {
-        run_replication(&self.programs[p], k, self.slo.as_ref())
+        run_replication(&self.programs[p], k, self.settings, self.slo.as_ref())
     }
 
     /// The plan of one compiled program replicated: a grid of no axis, one
@@ -401,6 +409,7 @@ impl SweepPlan {
             programs,
             replications,
             layout,
+            settings: RunSettings::default(),
             slo: None,
         }
     }
@@ -579,8 +588,8 @@ impl SweepPlan {
                         }
                         let program = &self.programs[from + job / r];
                         let slo = self.slo.as_ref();
-                        let result =
-                            run_replication(program, job % r, slo).map(|x| Summarised::of(&x, slo));
+                        let result = run_replication(program, job % r, self.settings, slo)
+                            .map(|x| Summarised::of(&x, slo));
                         if result.is_err() {
                             stop.store(true, Ordering::Relaxed);
                         }
@@ -641,7 +650,16 @@ impl SweepPlan {
 /// caller that runs a [`SweepPlan`]'s replications elsewhere and hands the
 /// reports to [`SweepPlan::gather`].
 pub fn sweep_replication(program: &ValidProgram, k: usize) -> Result<Report, ReplicationError> {
-    run_replication(program, k, None)
+    run_replication(program, k, RunSettings::default(), None)
+}
+
+/// [`sweep_replication`] with `settings` (`strict`).
+pub fn sweep_replication_with(
+    program: &ValidProgram,
+    k: usize,
+    settings: RunSettings,
+) -> Result<Report, ReplicationError> {
+    run_replication(program, k, settings, None)
 }
 
 /// `(name, value)` pairs of a point.
@@ -685,7 +703,8 @@ pub fn sweep(
 impl Sweep {
     /// The column names, in order: each axis's name (in axis order);
     /// `replications`; `stable` ([`Replicated::is_stable`]: `false` when a
-    /// replication's live sessions grow, empty/`null` when not judged); for
+    /// replication's live sessions grow, empty/`null` when not judged);
+    /// `warnings` (the point's warnings counted, [`Replicated::warnings`]); for
     /// each observation (in program order) `NAME.mean` and `NAME.ci` (the
     /// mean across replications and its 95% half-width), then `NAME.p50`,
     /// `NAME.p50_ci`, `NAME.p90`, `NAME.p90_ci`, `NAME.p99`, `NAME.p99_ci`
@@ -706,7 +725,7 @@ impl Sweep {
     ///               run { horizon 10; }";
     /// let axes = [Axis::parse("d=1,2").unwrap(), Axis::parse("N=1,2").unwrap()];
     /// let result = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap();
-    /// assert_eq!(result.columns(), ["d", "N", "replications", "stable", "response.mean",
+    /// assert_eq!(result.columns(), ["d", "N", "replications", "stable", "warnings", "response.mean",
     ///     "response.ci", "response.p50", "response.p50_ci", "response.p90",
     ///     "response.p90_ci", "response.p99", "response.p99_ci", "s[0].util", "s[1].util"]);
     /// ```
@@ -725,11 +744,12 @@ impl Sweep {
     ///               session { run s (d); observe response = now; } run { horizon 10; }";
     /// let axes = [Axis::parse("d=1,2").unwrap()];
     /// let result = sweep(source, &Default::default(), &axes, 3, &|| {}).unwrap();
-    /// // d, replications, stable, response's mean, p50, p90, p99 (each 2,
-    /// // deterministic: a CI of 0), s.util (d/10).
+    /// // d, replications, stable, warnings, response's mean, p50, p90, p99
+    /// // (each 2, deterministic: a CI of 0), s.util (d/10).
     /// let row = &result.rows()[1];
-    /// assert_eq!(row[..4], [Cell::Number(Some(2.0)), Cell::Number(Some(3.0)),
-    ///                       Cell::Flag(Some(true)), Cell::Number(Some(2.0))]);
+    /// assert_eq!(row[..5], [Cell::Number(Some(2.0)), Cell::Number(Some(3.0)),
+    ///                       Cell::Flag(Some(true)), Cell::Number(Some(0.0)),
+    ///                       Cell::Number(Some(2.0))]);
     /// assert_eq!(row.last(), Some(&Cell::Number(Some(0.2))));
     /// ```
     pub fn rows(&self) -> Vec<Vec<Cell>> {
@@ -750,11 +770,11 @@ impl Sweep {
     /// let axes = [Axis::parse("d=1,2").unwrap()];
     /// let csv = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap().to_csv();
     /// // One replication: no CI.
-    /// assert_eq!(csv, "d,replications,stable,response.mean,response.ci,response.p50,\
+    /// assert_eq!(csv, "d,replications,stable,warnings,response.mean,response.ci,response.p50,\
     ///                  response.p50_ci,response.p90,response.p90_ci,response.p99,\
     ///                  response.p99_ci,s.util\n\
-    ///                  1,1,true,1,,1,,1,,1,,0.1\n\
-    ///                  2,1,true,2,,2,,2,,2,,0.2\n");
+    ///                  1,1,true,0,1,,1,,1,,1,,0.1\n\
+    ///                  2,1,true,0,2,,2,,2,,2,,0.2\n");
     /// ```
     pub fn to_csv(&self) -> String {
         let mut out = self.layout.csv_header();
@@ -773,7 +793,7 @@ impl Sweep {
     ///               session { run s (d); observe response = now; } run { horizon 10; }";
     /// let axes = [Axis::parse("d=2").unwrap()];
     /// let jsonl = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap().to_jsonl();
-    /// assert!(jsonl.starts_with("{\"d\":2,\"replications\":1,\"stable\":true,\
+    /// assert!(jsonl.starts_with("{\"d\":2,\"replications\":1,\"stable\":true,\"warnings\":0,\
     ///     \"response.mean\":2,\"response.ci\":null,\"response.p50\":2,"));
     /// assert!(jsonl.ends_with(",\"response.p99_ci\":null,\"s.util\":0.2}\n"));
     /// ```

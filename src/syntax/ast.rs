@@ -126,6 +126,14 @@ pub enum Item {
         /// The whole item.
         span: Span,
     },
+    /// `use <name>;`: a library shipped inside serq (an extension, see
+    /// [`crate::syntax::shipped`]), spliced in its place before linking.
+    UseShipped {
+        /// The library's name, without the angle brackets.
+        name: String,
+        /// The whole item.
+        span: Span,
+    },
 }
 
 impl Item {
@@ -141,7 +149,8 @@ impl Item {
             | Item::Session { span, .. }
             | Item::Run { span, .. }
             | Item::Server { span, .. }
-            | Item::Use { span, .. } => *span,
+            | Item::Use { span, .. }
+            | Item::UseShipped { span, .. } => *span,
         }
     }
 }

@@ -9,7 +9,9 @@ pub mod diagnostic;
 pub mod lexer;
 pub mod libraries;
 pub mod parser;
+pub mod shipped;
 pub mod sources;
+pub mod spelling;
 
 pub use diagnostic::{Diagnostic, render};
 pub use lexer::KEYWORDS;

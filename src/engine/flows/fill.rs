@@ -120,11 +120,12 @@ impl FlowSystem {
 
     /// Raises every unfrozen flow of the component in `scratch.stages`
     /// together; the stage of least `residual / unfrozen` fills next and its
-    /// unfrozen flows freeze at that level. A level within [`super::TOL`] of
-    /// the current one is the current one, so stages that tie fill at one
-    /// value; a level that rounds below the current one is clamped to it.
-    /// Candidates only rise as flows freeze, so the queue holds fill marks
-    /// at or below them (see `Walk::due_fill`) instead of an indexed heap.
+    /// unfrozen flows freeze at that level: its residual (capacity less the
+    /// rates frozen on it) over them, to the last bit, even where rounding
+    /// puts it an ulp below the level of a stage that filled before, as
+    /// pyserq 0.1.0 computes it. Candidates only rise as flows freeze (to
+    /// rounding), so the queue holds fill marks at or below them (see
+    /// `Walk::due_fill`) instead of an indexed heap.
     fn progressive_fill(&mut self) {
         let sc = &mut self.scratch;
         sc.marks.clear();
@@ -141,7 +142,6 @@ impl FlowSystem {
                 sc.marks.push(Mark::new(e.cand, MarkKind::Fill, s));
             }
         }
-        let mut current = 0.0_f64;
         while let Some(mark) = sc.marks.pop() {
             let (s, candidate) = (mark.stage(), mark.level());
             let filled = sc.sflags(s) & S_FILLED != 0;
@@ -160,11 +160,11 @@ impl FlowSystem {
                 // It would pop next: it fills now.
                 candidate = e.cand;
             }
-            let mut level = candidate.max(current);
-            if same_level(level, current) {
-                level = current;
-            }
-            current = level;
+            // The stage's own share, its capacity less the rates frozen on
+            // it over its flows still rising, as 0.1.0 computes it: two
+            // stages that tie at 7/3 leave a third flow of the second
+            // 7 - 2 * 7/3, one ulp below 7/3, not 7/3.
+            let level = candidate;
             sc.set_sflag(s, S_FILLED);
             sc.stage[s as usize].new_level = level;
             for &f in self.flows_on.on(s) {
@@ -187,7 +187,7 @@ impl FlowSystem {
                     e.residual -= rate;
                     e.unfrozen -= 1;
                     if e.unfrozen > 0 {
-                        e.cand = (e.residual / f64::from(e.unfrozen)).max(current);
+                        e.cand = e.residual / f64::from(e.unfrozen);
                         if e.cand < e.low {
                             e.low = e.cand;
                             sc.marks.push(Mark::new(e.cand, MarkKind::Fill, t));

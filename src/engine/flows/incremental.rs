@@ -198,7 +198,7 @@ impl<'a> Walk<'a> {
                 }
                 MarkKind::Replay => {
                     current = current.max(level);
-                    self.replay(stage, current);
+                    self.replay(stage);
                 }
                 MarkKind::Release => {
                     current = current.max(level);
@@ -449,13 +449,17 @@ impl<'a> Walk<'a> {
     }
 
     /// Dirty stage `t`'s residual or unfrozen count changed: its candidate
-    /// level is recomputed, and marked if it dropped below its marks.
-    fn update_candidate(&mut self, t: u32, current: f64) {
+    /// level is recomputed, and marked if it dropped below its marks. A
+    /// stage made dirty at `floor` starts there (its candidate is clamped
+    /// to it); after a freeze the candidate is not clamped (`floor` 0), so
+    /// a fill takes the stage's own share to the last bit, as the full
+    /// filling does (fill.rs) and as pyserq 0.1.0 computes it.
+    fn update_candidate(&mut self, t: u32, floor: f64) {
         let e = self.sc.stage_mut(t);
         if e.unfrozen == 0 {
             return;
         }
-        let level = (e.residual / f64::from(e.unfrozen)).max(current);
+        let level = (e.residual / f64::from(e.unfrozen)).max(floor);
         e.cand = level;
         if level < e.low {
             e.low = level;
@@ -482,12 +486,12 @@ impl<'a> Walk<'a> {
     }
 
     /// Freezes flow `f` at `rate` (frozen by stage `at`), updating every
-    /// dirty stage of it but `except` (one of its stages); candidates are
-    /// clamped to `current`.
+    /// dirty stage of it but `except` (one of its stages); their candidates
+    /// are not clamped ([`Walk::update_candidate`]).
     /// Inlined into its two callers (fill, replay): a freeze is a few loads
     /// and stores, and a call's saved registers cost as much.
     #[inline(always)]
-    fn freeze(&mut self, f: u32, rate: f64, at: u32, except: u32, current: f64) {
+    fn freeze(&mut self, f: u32, rate: f64, at: u32, except: u32) {
         // SAFETY: a slot read from `flows_on` (see above).
         let e = unsafe { at_mut(self.entries, f) };
         self.sc.freeze(e, f, rate, at);
@@ -503,19 +507,18 @@ impl<'a> Walk<'a> {
             let e = self.sc.stage_mut(t);
             e.residual -= rate;
             e.unfrozen -= 1;
-            self.update_candidate(t, current);
+            self.update_candidate(t, 0.0);
         });
     }
 
-    /// Dirty stage `s` fills at `candidate` (clamped to `current`); returns
-    /// the new current level.
+    /// Dirty stage `s` fills at `candidate`; returns the new current level.
     fn fill(&mut self, s: u32, candidate: f64, current: f64) -> f64 {
-        let mut level = candidate.max(current);
+        // The stage's own share (its residual over its rising flows), as
+        // 0.1.0 computes it, kept at the old level within TOL of it.
+        let mut level = candidate;
         let old = self.old_level(s);
         if old.is_finite() && same_level(level, old) {
             level = old;
-        } else if same_level(level, current) {
-            level = current;
         }
         let current = current.max(level);
         if self.sc.sflags(s) & S_RELEASE_DUE != 0 {
@@ -537,7 +540,7 @@ impl<'a> Walk<'a> {
             } else {
                 level
             };
-            self.freeze(f, rate, s, s, current);
+            self.freeze(f, rate, s, s);
             if ff & F_TOUCHED == 0 && rate != old_rate {
                 // SAFETY: a slot read from `flows_on` (see above).
                 unsafe { at_mut(self.entries, f) }.set_flag(self.epoch, F_TOUCHED);
@@ -558,7 +561,7 @@ impl<'a> Walk<'a> {
     /// own stage froze it before and no dirty stage has met yet). Only the
     /// flows with a dirty stage are frozen now; the others are frozen by
     /// the first dirty stage that meets them ([`Walk::make_dirty`]).
-    fn replay(&mut self, b: u32, current: f64) {
+    fn replay(&mut self, b: u32) {
         if self.sc.sflags(b) & (S_VISITED | S_REPLAYED) != 0 {
             return;
         }
@@ -575,7 +578,7 @@ impl<'a> Walk<'a> {
             if find_other(pair, self.flows, f, b, |t| sc.sflags(t) & S_VISITED != 0).is_some() {
                 let at = self.replay_froze_at(rate, froze_at, b);
                 // `b` is not dirty: no stage is left out.
-                self.freeze(f, rate, at, b, current);
+                self.freeze(f, rate, at, b);
             }
         }
     }

@@ -14,7 +14,6 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::EPS;
 use super::blocks::Block;
-use super::order::strictly_before;
 
 /// One cached entry.
 #[derive(Clone, Debug, PartialEq)]
@@ -216,67 +215,32 @@ impl<O> Cache<O> {
         self.dead_of.insert(origin, order);
     }
 
-    /// Evicts pieces (a block, or a whole entry without blocks) while the
-    /// cache holds more than `room` (the caller's `cap + EPS − used −
-    /// need`), taking each piece from the entry released first, and hands
-    /// each piece to `on_piece` (entry as it was, piece size) for a spill.
-    pub fn evict_lru(
-        &mut self,
-        room: f64,
-        block: Block,
-        mut on_piece: impl FnMut(&Entry<O>, f64),
-    ) -> Evicted {
-        let mut evicted = Evicted::default();
-        while self.total > room {
-            let Some((&order, _)) = self.entries.first_key_value() else {
-                break;
-            };
-            self.take_piece(order, block, &mut evicted, &mut on_piece);
-        }
-        evicted
+    /// The entry released first (the next LRU victim), by its place in
+    /// release order.
+    pub fn first_order(&self) -> Option<u64> {
+        self.entries.first_key_value().map(|(&order, _)| order)
     }
 
-    /// As [`Cache::evict_lru`], taking each piece from the entry with the
-    /// smallest key tuple (`evict by (k…)`), the keys read anew for every
-    /// entry before every piece (`key` fills the buffer it is given; a key
-    /// may draw). Ties, and NaN keys, go to the earlier release.
-    pub fn evict_by(
-        &mut self,
-        room: f64,
-        block: Block,
-        mut key: impl FnMut(&Entry<O>, &mut Vec<f64>),
-        mut on_piece: impl FnMut(&Entry<O>, f64),
-    ) -> Evicted {
-        let mut evicted = Evicted::default();
-        let (mut best_key, mut candidate) = (Vec::new(), Vec::new());
-        while self.total > room {
-            let mut best = None;
-            for (&order, entry) in &self.entries {
-                candidate.clear();
-                key(entry, &mut candidate);
-                if best.is_none() || strictly_before(&candidate, &best_key) {
-                    best = Some(order);
-                    std::mem::swap(&mut best_key, &mut candidate);
-                }
-            }
-            let Some(order) = best else { break };
-            self.take_piece(order, block, &mut evicted, &mut on_piece);
-        }
-        evicted
+    /// Every entry's place in release order, in that order (the order
+    /// `evict by` scans and breaks ties in), into `out`.
+    pub fn orders_into(&self, out: &mut Vec<u64>) {
+        out.clear();
+        out.extend(self.entries.keys().copied());
     }
 
-    fn take_piece(
-        &mut self,
-        order: u64,
-        block: Block,
-        evicted: &mut Evicted,
-        on_piece: &mut impl FnMut(&Entry<O>, f64),
-    ) {
-        let Some(entry) = self.entries.get_mut(&order) else {
-            return;
-        };
+    /// The entry at place `order` in release order.
+    pub fn get(&self, order: u64) -> Option<&Entry<O>> {
+        self.entries.get(&order)
+    }
+
+    /// Evicts one piece (a block, or the whole entry without blocks) from
+    /// the entry at `order`, counting it in `evicted`, and returns its
+    /// units (`None` when there is no such entry). An eviction pass takes
+    /// pieces one by one, each spilled before the next is chosen (spec
+    /// §8.3).
+    pub fn take_piece(&mut self, order: u64, block: Block, evicted: &mut Evicted) -> Option<f64> {
+        let entry = self.entries.get_mut(&order)?;
         let piece = block.piece(entry.units);
-        on_piece(entry, piece);
         entry.units -= piece;
         self.total -= piece;
         evicted.units += piece;
@@ -289,6 +253,7 @@ impl<O> Cache<O> {
                 self.live.remove(&session);
             }
         }
+        Some(piece)
     }
 
     fn insert(&mut self, session: u64, owner: O, units: f64, now: f64) {
@@ -345,6 +310,59 @@ impl<O> Cache<O> {
 /// allocated: entries are evicted while `used + cached + need > cap + EPS`.
 pub fn room(cap: f64, used: f64, need: f64) -> f64 {
     cap + EPS - used - need
+}
+
+/// Whole passes over a cache for the unit tests below: the loops
+/// `engine::caching::evict_to` runs piece by piece, without the world.
+#[cfg(test)]
+impl<O: Clone> Cache<O> {
+    fn evict_lru(
+        &mut self,
+        room: f64,
+        block: Block,
+        mut on_piece: impl FnMut(&Entry<O>, f64),
+    ) -> Evicted {
+        let mut evicted = Evicted::default();
+        while self.total > room {
+            let Some(order) = self.first_order() else {
+                break;
+            };
+            let entry = self.entries[&order].clone();
+            if let Some(piece) = self.take_piece(order, block, &mut evicted) {
+                on_piece(&entry, piece);
+            }
+        }
+        evicted
+    }
+
+    fn evict_by(
+        &mut self,
+        room: f64,
+        block: Block,
+        mut key: impl FnMut(&Entry<O>, &mut Vec<f64>),
+        mut on_piece: impl FnMut(&Entry<O>, f64),
+    ) -> Evicted {
+        let mut evicted = Evicted::default();
+        let (mut best_key, mut candidate, mut orders) = (Vec::new(), Vec::new(), Vec::new());
+        while self.total > room {
+            self.orders_into(&mut orders);
+            let mut best = None;
+            for &order in &orders {
+                candidate.clear();
+                key(&self.entries[&order], &mut candidate);
+                if best.is_none() || super::order::strictly_before(&candidate, &best_key) {
+                    best = Some(order);
+                    std::mem::swap(&mut best_key, &mut candidate);
+                }
+            }
+            let Some(order) = best else { break };
+            let entry = self.entries[&order].clone();
+            if let Some(piece) = self.take_piece(order, block, &mut evicted) {
+                on_piece(&entry, piece);
+            }
+        }
+        evicted
+    }
 }
 
 #[cfg(test)]

@@ -77,6 +77,9 @@ impl Parser<'_> {
             }
             "use" => {
                 self.bump();
+                if self.at(&TokenKind::Lt) {
+                    return self.use_shipped(start);
+                }
                 let path = self.string("a file name in quotes after `use` (`use \"lib.sq\";`)")?;
                 self.expect_semi("the `use` line")?;
                 Ok(Item::Use {
@@ -86,6 +89,22 @@ impl Parser<'_> {
             }
             _ => Err(self.unexpected_at_top()),
         }
+    }
+
+    /// `use <name>;`: a library serq ships (an extension: no program can
+    /// mean it today, since `use` otherwise takes a quoted path).
+    fn use_shipped(&mut self, start: Span) -> PResult<Item> {
+        let open = self.bump().span;
+        let TokenKind::Ident(name) = self.peek().clone() else {
+            return Err(self.error_expected("a library's name after `<` (`use <roofline>;`)"));
+        };
+        self.bump();
+        self.expect_close(TokenKind::Gt, open)?;
+        self.expect_semi("the `use` line")?;
+        Ok(Item::UseShipped {
+            name,
+            span: self.since(start),
+        })
     }
 
     fn unexpected_at_top(&mut self) -> Fail {
