@@ -387,3 +387,18 @@ fn sweep_rows_carry_the_slo_columns() {
             .starts_with("2,1,true,0,0.5,,0.1,,2,0,")
     );
 }
+
+#[test]
+fn a_sweep_whose_replication_fails_under_strict_exits_1() {
+    // Two replications: the first fails (work -1 under --strict) and stops
+    // the workers before the second runs; the point never completes, and
+    // the failure must still be reported (it once ended with no row, exit 0).
+    let program = scratch(
+        "neg.sq",
+        "stage s : delay; workload { arrive batch(1); }
+         session { run s (serial - 1); } run { horizon 2; }",
+    );
+    let out = serq(&["sweep", &program, "--strict", "--replications", "2"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("negative"), "{}", text(&out.stderr));
+}

@@ -633,6 +633,26 @@ impl SweepPlan {
                 }
             }
         });
+        // A failure stops the workers before its point's other replications
+        // run, so that point never completes: jobs are taken in order, so
+        // every job before the failing one ran, and the first error left is
+        // the first in grid order.
+        if failure.is_none() && swept.len() < todo {
+            let first = done[swept.len() * r..]
+                .iter_mut()
+                .enumerate()
+                .find_map(|(i, d)| match d.take() {
+                    Some(Err(error)) => Some((i, error)),
+                    _ => None,
+                });
+            if let Some((i, error)) = first {
+                let values = &self.points[from + swept.len() + i / r];
+                failure = Some(SweepError::Run {
+                    point: named(&self.parameters, values),
+                    error: Box::new(error),
+                });
+            }
+        }
         if let Some(e) = failure {
             return Err(e);
         }
