@@ -1236,12 +1236,17 @@ impl SearchResult {
                 let k = &self.configs[b];
                 let _ = writeln!(
                     out,
-                    "answer: {}{}{}limit {load} in {}",
+                    "answer: {}{}{}limit {load} in {}{}",
                     name_of(b),
                     if self.parameters.is_empty() { "" } else { "  " },
                     k.cost
                         .map_or(String::new(), |c| format!("cost {}  ", show(Some(c)))),
-                    show_limit(k.limit.unwrap_or((None, None)))
+                    show_limit(k.limit.unwrap_or((None, None))),
+                    // A frontier's answer: the least cost per unit of goodput.
+                    match (k.cost_per_goodput, self.configs.len() > 1) {
+                        (Some(x), true) => format!("  cost/goodput {x:.4} (the least)"),
+                        _ => String::new(),
+                    }
                 );
             }
             (Some(b), None) => {
