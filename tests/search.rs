@@ -400,5 +400,9 @@ fn a_sweep_whose_replication_fails_under_strict_exits_1() {
     );
     let out = serq(&["sweep", &program, "--strict", "--replications", "2"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("negative"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("negative"),
+        "{}",
+        text(&out.stderr)
+    );
 }
