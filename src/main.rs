@@ -41,7 +41,7 @@ Examples (from the repository's root; `cargo install --path .` puts serq on the 
 
 Exit status: 0 success, 1 the program's fault (a parse, link or run-time
 error, printed on stderr), 2 a usage error (bad flags, a name a flag gives
-that the program lacks, unreadable file), 130 a sweep stopped by Ctrl-C.";
+that the program lacks, unreadable file), 130 a sweep or search stopped by Ctrl-C.";
 
 #[derive(Subcommand)]
 enum Command {
@@ -84,6 +84,18 @@ enum Command {
         /// "member", "mean_used", "mean_wait"}]}, each figure {"n", "mean", "ci"}.
         #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..))]
         replications: Option<u32>,
+        #[command(flatten)]
+        slo: SloArgs,
+        /// Write one CSV row per request to OUT (session, turn, arrival,
+        /// the largest value of each observation the SLO names, finished,
+        /// attained), to check the SLO's count by hand (needs --slo).
+        #[arg(
+            long,
+            value_name = "OUT.csv",
+            requires = "bounds",
+            conflicts_with = "replications"
+        )]
+        requests: Option<PathBuf>,
     },
     /// Run a program over a grid of `let` values, with replications.
     ///
@@ -105,7 +117,11 @@ enum Command {
     /// where the point has no such member; an array of one member at some
     /// point, `D[ND]` with ND=1, fills `D[0].util`); `stable` follows
     /// `replications` (false when a replication's live sessions grow, see
-    /// docs/report.md). Numbers are printed in shortest round-trip form.
+    /// docs/report.md); with --slo, `slo.attainment`, `slo.attainment.ci`,
+    /// `slo.goodput`, `slo.goodput.ci`, `slo.requests` and
+    /// `slo.unfinished` follow `warnings` (docs/report.md §10). A non-empty
+    /// --out is refused unless --resume or --force is given. Numbers are
+    /// printed in shortest round-trip form.
     /// Every point is compiled and every name (--grid, --set, --x, --y)
     /// checked before the first run. Rows are written and flushed as the
     /// points complete, in grid order, so an interrupted sweep leaves a
@@ -143,6 +159,10 @@ enum Command {
         /// uninterrupted run writes. Without the file, start afresh.
         #[arg(long, requires = "out")]
         resume: bool,
+        /// Overwrite a non-empty --out (without it, or --resume, a
+        /// non-empty --out is refused and left untouched).
+        #[arg(long, requires = "out")]
+        force: bool,
         /// Also draw --y against --x as SVG, one line per value of the
         /// other grid parameters, with 95% CI bars and a red ring around
         /// each point judged unstable.
@@ -158,6 +178,89 @@ enum Command {
         /// Draw the plot's y on a logarithmic scale.
         #[arg(long, requires = "plot")]
         log_y: bool,
+        #[command(flatten)]
+        slo: SloArgs,
+    },
+    /// Find the largest load, or the cheapest configuration, that meets an SLO.
+    ///
+    /// With --load NAME=LO:HI: the largest value of the `let` NAME at
+    /// which the attainment of the --slo is at least --attain, by
+    /// bracketing (LO, then HI) and bisection to the relative --tol. Each
+    /// probe runs 4 replications, then 4 more at a time, until the 95%
+    /// interval of the attainment lies on one side of the target (or
+    /// --max-replications ran: the probe is undecided, and widens the
+    /// answer). The answer is an interval [low, high]: the highest load
+    /// that passed, the lowest that failed; [HI, null] if HI passes,
+    /// [null, LO] if LO fails. With --grid axes and --cost: at a fixed
+    /// load (--at NAME=VALUE, or the program's) the cheapest
+    /// configuration that attains (ties: the higher attainment, then grid
+    /// order; dearer ones are not run); with --load, each configuration's
+    /// limit (the frontier). Every name is checked and every configuration
+    /// compiled before the first run. See docs/capacity.md.
+    #[command(
+        after_help = "Examples:\n  serq search examples/single-turn/mm1.sq --load lam=0.1:0.99 --slo 'response<=10' --attain 0.9\n  serq search examples/pd-disaggregation/capacity.sq --at lam=12 --grid ND=1:8 --cost 'ND*8 + 8' --slo 'ttft<=0.5' --slo 'tpot<=0.05' --attain 0.9"
+    )]
+    Search {
+        #[command(flatten)]
+        file: FileArg,
+        #[command(flatten)]
+        sets: SetArgs,
+        #[command(flatten)]
+        options: RunOptionArgs,
+        #[command(flatten)]
+        slo: SloArgs,
+        /// The attainment to reach, a fraction in (0, 1].
+        #[arg(long, value_name = "Q", allow_negative_numbers = true)]
+        attain: f64,
+        /// The load to search: a `let` constant and its range, NAME=LO:HI.
+        #[arg(long, value_name = "NAME=LO:HI", value_parser = serq::study::Load::parse)]
+        load: Option<serq::study::Load>,
+        /// Set a `let` for every probe (repeatable), e.g. the load of a
+        /// cost search: --at lam=20.
+        #[arg(long, value_name = "NAME=VALUE", value_parser = serq::study::parse_at)]
+        at: Vec<(String, f64)>,
+        /// A configuration axis, as sweep's --grid (NAME=a:b every integer,
+        /// NAME=a:b:step, NAME=v1,v2,...; repeatable).
+        #[arg(long, value_name = "NAME=SPEC", value_parser = serq::study::Axis::parse)]
+        grid: Vec<serq::study::Axis>,
+        /// A configuration's cost: an expression over the `let`s and the
+        /// program's constant `def`s, e.g. 'NP*8 + ND*8'.
+        #[arg(long, value_name = "EXPR")]
+        cost: Option<String>,
+        /// A --grid axis along which attainment never falls as it grows
+        /// (repeatable): probes it implies are not run.
+        #[arg(long, value_name = "NAME")]
+        monotone: Vec<String>,
+        /// The load search's relative tolerance.
+        #[arg(
+            long,
+            value_name = "FRACTION",
+            default_value_t = 0.01,
+            allow_negative_numbers = true
+        )]
+        tol: f64,
+        /// The most replications of one probe.
+        #[arg(long, value_name = "R", default_value_t = 30)]
+        max_replications: usize,
+        /// Print the result as one JSON object (docs/report.md, "search").
+        #[arg(long)]
+        json: bool,
+        /// Write one row per probe to OUT, as it is decided.
+        #[arg(long, value_name = "OUT")]
+        out: Option<PathBuf>,
+        /// The rows' format, as sweep's.
+        #[arg(long, value_name = "FORMAT", value_parser = ["csv", "jsonl"], default_value = "csv")]
+        format: String,
+        /// Replay the probes in --out and go on from there.
+        #[arg(long, requires = "out")]
+        resume: bool,
+        /// Overwrite a non-empty --out.
+        #[arg(long, requires = "out")]
+        force: bool,
+        /// Draw attainment against load for each configuration (a load
+        /// search) or the limit against the first axis (a frontier) as SVG.
+        #[arg(long, value_name = "OUT.svg")]
+        plot: Option<PathBuf>,
     },
     /// Check a program: print a one-line summary, or every diagnostic.
     ///
@@ -300,6 +403,43 @@ fn fit(
         emit(&fitted.to_text());
     }
     Ok(())
+}
+
+/// A service-level objective.
+#[derive(Args)]
+struct SloArgs {
+    /// A bound of the SLO, NAME<=NUMBER or NAME<NUMBER, NAME an
+    /// observation (repeatable; the bounds are joint). A request (one
+    /// turn of a session) attains when it recorded every named
+    /// observation, each within its bound; one unfinished at the end does
+    /// not. Adds attainment, goodput (attained requests per unit of time),
+    /// requests and unfinished to the report (docs/report.md, "SLO
+    /// attainment"). Example: --slo 'ttft<=0.5' --slo 'tpot<=0.05'
+    #[arg(long = "slo", value_name = "NAME<=X", value_parser = serq::report::Bound::parse)]
+    bounds: Vec<serq::report::Bound>,
+}
+
+impl SloArgs {
+    /// The SLO, if any bound was given.
+    fn slo(self) -> Option<serq::report::Slo> {
+        (!self.bounds.is_empty()).then_some(serq::report::Slo {
+            bounds: self.bounds,
+        })
+    }
+}
+
+/// Checks that `program` records every observation the SLO names.
+fn check_slo(
+    slo: Option<&serq::report::Slo>,
+    program: &Program,
+    name: &str,
+) -> Result<(), Failure> {
+    match slo {
+        Some(slo) => slo
+            .check(&program.observes)
+            .map_err(|e| Failure::Usage(format!("{name}: {e}"))),
+        None => Ok(()),
+    }
 }
 
 #[derive(Args)]
@@ -458,10 +598,12 @@ fn execute(command: Command) -> Result<(), Failure> {
             out,
             format,
             resume,
+            force,
             plot,
             x,
             y,
             log_y,
+            slo,
         } => sweep(SweepArgs {
             file,
             settings: options.settings(),
@@ -471,11 +613,62 @@ fn execute(command: Command) -> Result<(), Failure> {
             out,
             jsonl: format == "jsonl",
             resume,
+            force,
             plot,
             x,
             y,
             log_y,
+            slo: slo.slo(),
         }),
+        Command::Search {
+            file,
+            sets,
+            options,
+            slo,
+            attain,
+            load,
+            at,
+            grid,
+            cost,
+            monotone,
+            tol,
+            max_replications,
+            json,
+            out,
+            format,
+            resume,
+            force,
+            plot,
+        } => {
+            let Some(slo) = slo.slo() else {
+                return Err(Failure::Usage(
+                    "search needs an SLO: --slo NAME<=X (e.g. --slo 'ttft<=0.5')".to_string(),
+                ));
+            };
+            let spec = serq::study::SearchSpec {
+                slo,
+                target: attain,
+                load,
+                at,
+                grid,
+                cost,
+                monotone,
+                tol,
+                max_replications,
+                settings: options.settings(),
+            };
+            search(SearchArgs {
+                file,
+                overrides: options.overrides(sets),
+                spec,
+                json,
+                out,
+                jsonl: format == "jsonl",
+                resume,
+                force,
+                plot,
+            })
+        }
         Command::Check { file, sets } => {
             let input = Input::read(&file.path)?;
             let program = input.compile(&sets.overrides())?;
@@ -514,20 +707,31 @@ fn execute(command: Command) -> Result<(), Failure> {
             samples,
             by_family,
             replications,
+            slo,
+            requests,
         } => {
             let input = Input::read(&file.path)?;
             let settings = options.settings();
             let overrides = options.overrides(sets);
+            let slo = slo.slo();
             let program = input.compile(&overrides)?;
+            check_slo(slo.as_ref(), &program, &input.name)?;
+            if let Some(path) = &requests {
+                check_writable(path)?;
+            }
             if let Some(r) = replications {
-                let replicated =
-                    serq::study::replicate_with(&program, r as usize, settings, &|| {}).map_err(
-                        |e| {
-                            eprint!("{}", input.render_run_error(&program, &e.error));
-                            eprintln!("(in replication {}, seed {})", e.replication, e.seed);
-                            Failure::Program
-                        },
-                    )?;
+                let replicated = serq::study::replicate_slo(
+                    &program,
+                    r as usize,
+                    settings,
+                    slo.as_ref(),
+                    &|| {},
+                )
+                .map_err(|e| {
+                    eprint!("{}", input.render_run_error(&program, &e.error));
+                    eprintln!("(in replication {}, seed {})", e.replication, e.seed);
+                    Failure::Program
+                })?;
                 for w in replicated.warnings(&input.name) {
                     eprintln!("warning: {}: {}", input.name, w.message);
                 }
@@ -543,7 +747,10 @@ fn execute(command: Command) -> Result<(), Failure> {
             let mut options = serq::RunOptions {
                 progress: Some(&mut tick),
                 strict: settings.strict,
-                ..serq::RunOptions::default()
+                ..match &slo {
+                    Some(_) => serq::report::Slo::run_options(),
+                    None => serq::RunOptions::default(),
+                }
             };
             let result = serq::run_with(&program, &mut options);
             progress.finish();
@@ -555,12 +762,27 @@ fn execute(command: Command) -> Result<(), Failure> {
             for w in report.warnings() {
                 eprintln!("warning: {}: {}", input.name, w.message);
             }
-            let text = match (json, by_family) {
-                (true, false) => format!("{}\n", report.to_json(samples)),
-                (true, true) => format!("{}\n", report.to_json_by_family(samples)),
+            let mut text = match (json, by_family) {
+                (true, false) => report.to_json(samples),
+                (true, true) => report.to_json_by_family(samples),
                 (false, false) => report.to_table(),
                 (false, true) => report.to_table_by_family(),
             };
+            if let Some(slo) = &slo
+                && let Some(a) = slo.attainment(&report)
+            {
+                if json {
+                    text = serq::report::with_slo_json(&text, &a.to_json());
+                } else {
+                    text.push_str(&slo.table_line(&a));
+                }
+                if let (Some(path), Some(csv)) = (&requests, slo.requests_csv(&report)) {
+                    write_file(path, &csv)?;
+                }
+            }
+            if json {
+                text.push('\n');
+            }
             emit(&text);
             Ok(())
         }
@@ -655,10 +877,12 @@ struct SweepArgs {
     out: Option<PathBuf>,
     jsonl: bool,
     resume: bool,
+    force: bool,
     plot: Option<PathBuf>,
     x: Option<String>,
     y: Option<String>,
     log_y: bool,
+    slo: Option<serq::report::Slo>,
 }
 
 /// Where a sweep's rows go, and how many are there: shared with the Ctrl-C
@@ -690,6 +914,12 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
             "`{}` is IR, which has no `let` constants to sweep; sweep the source program",
             input.name
         )));
+    }
+    if let Some(path) = &args.out {
+        check_out(path, args.resume, args.force)?;
+    }
+    if let Some(path) = &args.plot {
+        check_writable(path)?;
     }
     let names: Vec<&str> = args.grid.iter().map(|a| a.name.as_str()).collect();
     let x = match (&args.plot, &args.x, names.first()) {
@@ -736,6 +966,12 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
         }
         _ => Failure::Usage(format!("{}: {e}", input.name)),
     })?;
+    let plan = match args.slo {
+        Some(slo) => plan
+            .with_slo(slo)
+            .map_err(|e| Failure::Usage(format!("{}: {e}", input.name)))?,
+        None => plan,
+    };
     let y_columns = match &args.y {
         Some(y) => Some(
             serq::study::plot_columns(&plan.columns(), y)
@@ -864,7 +1100,10 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
     if let (Some(path), Some(x), Some(y), Some(_)) = (&args.plot, &x, &args.y, y_columns) {
         let mut rows = kept;
         rows.extend(result.rows());
-        let options = serq::study::PlotOptions { log_y: args.log_y };
+        let options = serq::study::PlotOptions {
+            log_y: args.log_y,
+            ..Default::default()
+        };
         let svg =
             serq::study::plot_rows(&result.parameters, &result.columns(), &rows, x, y, options)
                 .map_err(|e| {
@@ -872,6 +1111,210 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
                     Failure::Program
                 })?;
         write_file(path, &svg)?;
+    }
+    Ok(())
+}
+
+/// Refuses to overwrite a non-empty output file unless asked to resume it
+/// or to overwrite it (`--force`); both at once is a usage error.
+fn check_out(path: &Path, resume: bool, force: bool) -> Result<(), Failure> {
+    if resume && force {
+        return Err(Failure::Usage(
+            "--force and --resume contradict each other: --resume keeps the rows in --out, --force discards them".to_string(),
+        ));
+    }
+    check_writable(path)?;
+    let non_empty = std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
+    if non_empty && !resume && !force {
+        return Err(Failure::Usage(format!(
+            "`{}` is not empty: add --resume to continue it, or --force to overwrite it",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The arguments of `serq search`.
+struct SearchArgs {
+    file: FileArg,
+    overrides: Overrides,
+    spec: serq::study::SearchSpec,
+    json: bool,
+    out: Option<PathBuf>,
+    jsonl: bool,
+    resume: bool,
+    force: bool,
+    plot: Option<PathBuf>,
+}
+
+/// Runs a search: its probes to --out as they are decided, its answer to
+/// standard output.
+fn search(args: SearchArgs) -> Result<(), Failure> {
+    use std::io::IsTerminal;
+    use std::sync::{Arc, Mutex};
+    let input = Input::read(&args.file.path)?;
+    if input.is_ir {
+        return Err(Failure::Usage(format!(
+            "`{}` is IR, which has no `let` constants to search; search the source program",
+            input.name
+        )));
+    }
+    if let Some(path) = &args.out {
+        check_out(path, args.resume, args.force)?;
+    }
+    if let Some(path) = &args.plot {
+        check_writable(path)?;
+    }
+    let plan =
+        serq::study::SearchPlan::new(&input.text, Some(&input.path), &args.overrides, args.spec)
+            .map_err(|e| match &e {
+                serq::study::SearchError::Compile { point, error } => {
+                    let at: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                    eprintln!("{error} at {}", at.join(", "));
+                    match error.as_ref() {
+                        serq::CompileError::Diagnostics { diagnostics, .. } => {
+                            blame(diagnostics.iter().all(|d| d.rule == "set-unknown"))
+                        }
+                        _ => Failure::Program,
+                    }
+                }
+                _ => Failure::Usage(format!("{}: {e}", input.name)),
+            })?;
+    let mut replay = Vec::new();
+    let mut fresh = true;
+    if let (true, Some(path)) = (args.resume, &args.out)
+        && path.exists()
+    {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", path.display())))?;
+        replay = plan.read_probes(&text, args.jsonl).map_err(|e| {
+            Failure::Usage(format!(
+                "--resume: `{}` is not an interrupted run of this search: {e}",
+                path.display()
+            ))
+        })?;
+        let whole = text.rfind('\n').map_or(0, |i| i + 1);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(whole as u64))
+            .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display())))?;
+        fresh = whole == 0;
+    }
+    let replayed = replay.len();
+    let out: Option<Box<dyn std::io::Write + Send>> = match &args.out {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(!fresh)
+                .write(true)
+                .truncate(fresh)
+                .open(path)
+                .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display())))?;
+            Some(Box::new(file))
+        }
+        None => None,
+    };
+    let sink = Arc::new(Mutex::new(RowSink {
+        out: out.unwrap_or_else(|| Box::new(std::io::sink())),
+        name: args
+            .out
+            .as_ref()
+            .map_or("nowhere (no --out)".to_string(), |p| {
+                format!("`{}`", p.display())
+            }),
+        written: 0,
+        total: 0,
+    }));
+    let write_error = |e: std::io::Error| Failure::Usage(format!("cannot write the probes: {e}"));
+    if fresh && !args.jsonl && args.out.is_some() {
+        lock(&sink).write(&plan.csv_header()).map_err(write_error)?;
+    }
+    let handler_sink = Arc::clone(&sink);
+    let _ = ctrlc::set_handler(move || {
+        let sink = lock(&handler_sink);
+        eprintln!(
+            "\ninterrupted: {} probes written to {}; rerun with --resume to go on",
+            sink.written, sink.name
+        );
+        std::process::exit(130);
+    });
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new_spinner();
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{elapsed_precise} {spinner} {pos} runs  {msg}")
+        {
+            bar.set_style(style);
+        }
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let mut written_error = None;
+    let names = plan.parameters().to_vec();
+    let load_name = plan.spec().load.as_ref().map(|l| l.name.clone());
+    let result = plan.run(replay, &|| bar.inc(1), &mut |probe, was_replayed| {
+        let mut sink = lock(&sink);
+        sink.written += 1;
+        let mut at: Vec<String> = names
+            .iter()
+            .zip(&plan.points()[probe.config])
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        if let (Some(n), Some(v)) = (&load_name, probe.load) {
+            at.push(format!("{n}={v:.4}"));
+        }
+        bar.set_message(format!(
+            "{} probes; last {}: {}",
+            sink.written,
+            at.join(" "),
+            probe.verdict.word()
+        ));
+        if was_replayed {
+            return;
+        }
+        let line = if args.jsonl {
+            plan.jsonl_line(probe)
+        } else {
+            plan.csv_line(probe)
+        };
+        if let Err(e) = sink.write(&line) {
+            written_error.get_or_insert(e);
+        }
+    });
+    bar.finish_and_clear();
+    if let Some(e) = written_error {
+        return Err(write_error(e));
+    }
+    let result = result.map_err(|e| match e {
+        serq::study::SearchError::Resume(m) => Failure::Usage(format!(
+            "--resume: `{}` is not an interrupted run of this search: {m}",
+            args.out
+                .as_ref()
+                .map_or(String::new(), |p| p.display().to_string())
+        )),
+        e => {
+            eprintln!("error: {}: {e}", input.name);
+            Failure::Program
+        }
+    })?;
+    if replayed > 0 {
+        eprintln!("replayed {replayed} probes from the file");
+    }
+    for w in &result.warnings {
+        eprintln!("warning: {}: {w}", input.name);
+    }
+    if let Some(path) = &args.plot {
+        let svg = serq::study::plot_search(&plan, &result).map_err(|e| {
+            eprintln!("error: {}: {e}", input.name);
+            Failure::Program
+        })?;
+        write_file(path, &svg)?;
+    }
+    if args.json {
+        emit(&format!("{}\n", result.to_json(plan.spec())));
+    } else {
+        emit(&result.to_table(plan.spec(), &input.name));
     }
     Ok(())
 }
@@ -961,6 +1404,23 @@ fn summary(program: &Program) -> String {
     }
     parts.push(format!("horizon {}", program.horizon));
     parts.join(", ")
+}
+
+/// Checks, before any run, that `path` can be written: its directory
+/// exists (the file itself is written at the end).
+fn check_writable(path: &Path) -> Result<(), Failure> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if dir.is_dir() && !path.is_dir() {
+        Ok(())
+    } else {
+        Err(Failure::Usage(format!(
+            "cannot write `{}`: no such directory",
+            path.display()
+        )))
+    }
 }
 
 /// Writes a command's output to the file `--out` or `--plot` names; failing

@@ -50,6 +50,7 @@ fn worked_example() -> Report {
             rejected: 0,
             stuck: 0,
         }],
+        turn_marks: None,
         negative_amounts: None,
     }
 }

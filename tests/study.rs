@@ -78,6 +78,7 @@ fn report(seed: u64, samples: &[f64], util: Option<f64>) -> Report {
             iterations: 0,
         }],
         pools: Vec::new(),
+        turn_marks: None,
         negative_amounts: None,
     }
 }
@@ -324,6 +325,8 @@ fn sweep_csv_is_the_same_file_with_one_and_two_threads() {
 fn sweep_jsonl_has_one_object_per_point_keyed_by_column() {
     let path = program_file("mm1_jsonl.sq", MM1);
     let out_path = path.with_extension("jsonl");
+    // A sweep refuses a non-empty --out: an earlier run's file goes first.
+    let _ = std::fs::remove_file(&out_path);
     let out = serq(
         2,
         &[
@@ -482,6 +485,7 @@ fn a_killed_sweep_leaves_its_points_done_and_resume_completes_it_byte_for_byte()
     let whole = path.with_file_name("slow_whole.csv");
     let cut = path.with_file_name("slow_cut.csv");
     let _ = std::fs::remove_file(&cut);
+    let _ = std::fs::remove_file(&whole);
     let mut child = start_slow_sweep(&path, &cut);
     wait_for_rows(&cut);
     child.kill().expect("the sweep can be killed");

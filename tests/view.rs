@@ -173,8 +173,8 @@ fn no_arrow_runs_between_the_stations_of_one_flow() {
         }
     }
     // REORDERED, after.sq, capacity.sq, pull_bottleneck.sq, pull_maxmin.sq,
-    // nixl_pull.sq and hardware/pd_bytes.sq have one flow each.
-    assert_eq!(rails, 7);
+    // nixl_pull.sq, hardware/pd_bytes.sq and slo.sq have one flow each.
+    assert_eq!(rails, 8);
 }
 
 #[test]

@@ -37,7 +37,7 @@ from ._serq import (
     read_trace,
     run,
 )
-from ._study import replicate, sweep
+from ._study import replicate, search, sweep
 
 __all__ = [
     "IR_VERSION",
@@ -55,5 +55,6 @@ __all__ = [
     "read_trace",
     "replicate",
     "run",
+    "search",
     "sweep",
 ]

@@ -9,7 +9,7 @@ by index). Ray and Dask are imported only when asked for.
 
 from __future__ import annotations
 
-from typing import Any, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 from . import _serq
 
@@ -28,19 +28,30 @@ def is_local(executor: Any) -> bool:
     return executor is None or (isinstance(executor, str) and executor == "local")
 
 
-def run_replications(executor: Any, jobs: Sequence[Job], strict: bool = False) -> List[Any]:
-    """Every job's outcome, in job order (each run with ``strict``)."""
+def slo_replication(program: _serq.Program, k: int, bounds: List[str], strict: bool = False) -> Any:
+    """One task of ``serq.search``: replication ``k`` of ``program`` held
+    to the SLO ``bounds``, as ``(attainment, goodput, requests, attained,
+    unfinished)``."""
+    return _serq.slo_replication(program, k, bounds, strict)
+
+
+def run_replications(executor: Any, jobs: Sequence[Job], strict: bool = False, bounds: Any = None) -> List[Any]:
+    """Every job's outcome, in job order (each run with ``strict``): a
+    ``_Replication``, or with ``bounds`` (an SLO's) a ``slo_replication``
+    tuple."""
+    task, extra = (replication, (strict,)) if bounds is None else (slo_replication, (bounds, strict))
     if isinstance(executor, str):
         if executor == "ray":
-            return _on_ray(jobs, strict)
+            return _on_ray(jobs, task, extra)
         raise ValueError(f'no executor "{executor}": use None, "local", "ray", a dask Client or a concurrent.futures.Executor')
     if _is_dask_client(executor):
-        return _on_dask(executor, jobs, strict)
+        return _on_dask(executor, jobs, task, extra)
     import concurrent.futures  # here, not at import: it costs `import serq` 10 ms
 
     if isinstance(executor, concurrent.futures.Executor):
         programs, ks = [p for p, _ in jobs], [k for _, k in jobs]
-        return list(executor.map(replication, programs, ks, [strict] * len(jobs)))
+        columns = [[x] * len(jobs) for x in extra]
+        return list(executor.map(task, programs, ks, *columns))
     raise TypeError(
         f"executor {executor!r} is not None, \"local\", \"ray\", a dask.distributed.Client "
         "or a concurrent.futures.Executor"
@@ -61,11 +72,10 @@ def _distinct_programs(jobs: Sequence[Job]) -> List[Tuple[_serq.Program, List[in
     return groups
 
 
-_remote = None
+_remote: Dict[Any, Any] = {}
 
 
-def _on_ray(jobs: Sequence[Job], strict: bool) -> List[Any]:
-    global _remote
+def _on_ray(jobs: Sequence[Job], task: Any, extra: Tuple[Any, ...]) -> List[Any]:
     try:
         import ray
     except ImportError as e:
@@ -75,13 +85,14 @@ def _on_ray(jobs: Sequence[Job], strict: bool) -> List[Any]:
             'executor="ray" runs on the cluster ray.init() connects to: call '
             'ray.init() (this machine) or ray.init(address="auto") (a cluster) first'
         )
-    if _remote is None:
-        _remote = ray.remote(replication)
+    if task not in _remote:
+        _remote[task] = ray.remote(task)
+    remote = _remote[task]
     refs: List[Any] = [None] * len(jobs)
     for program, indices in _distinct_programs(jobs):
         shared = ray.put(program)
         for index in indices:
-            refs[index] = _remote.remote(shared, jobs[index][1], strict)
+            refs[index] = remote.remote(shared, jobs[index][1], *extra)
     return ray.get(refs)
 
 
@@ -90,10 +101,10 @@ def _is_dask_client(executor: Any) -> bool:
     return module.split(".")[0] == "distributed" and hasattr(executor, "submit") and hasattr(executor, "gather")
 
 
-def _on_dask(client: Any, jobs: Sequence[Job], strict: bool) -> List[Any]:
+def _on_dask(client: Any, jobs: Sequence[Job], task: Any, extra: Tuple[Any, ...]) -> List[Any]:
     futures: List[Any] = [None] * len(jobs)
     for program, indices in _distinct_programs(jobs):
         [shared] = client.scatter([program], broadcast=False)
         for index in indices:
-            futures[index] = client.submit(replication, shared, jobs[index][1], strict, pure=False)
+            futures[index] = client.submit(task, shared, jobs[index][1], *extra, pure=False)
     return client.gather(futures)

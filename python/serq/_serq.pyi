@@ -28,6 +28,8 @@ __all__ = [
     "parse_axis",
     "replication",
     "_restore_replication",
+    "slo_replication",
+    "search",
 ]
 
 __version__: str
@@ -243,20 +245,49 @@ class Plan:
         axes: Sequence[Tuple[str, Sequence[float]]],
         replications: int,
         strict: bool = False,
+        slo: Optional[Sequence[str]] = None,
         **overrides: Any,
     ) -> "Plan": ...
     @staticmethod
-    def of_program(program: Program, replications: int, strict: bool = False) -> "Plan": ...
+    def of_program(
+        program: Program, replications: int, strict: bool = False, slo: Optional[Sequence[str]] = None
+    ) -> "Plan": ...
     @property
     def replications(self) -> int: ...
     @property
     def strict(self) -> bool: ...
+    @property
+    def has_slo(self) -> bool: ...
     def programs(self) -> List[Program]: ...
     def run(self) -> _Rows: ...
     def gather(self, outcomes: Sequence[_Replication]) -> _Rows: ...
 
 def parse_axis(text: str) -> Tuple[str, List[float]]: ...
 def replication(program: Program, k: int, strict: bool = False) -> _Replication: ...
+def slo_replication(
+    program: Program, k: int, bounds: Sequence[str], strict: bool = False
+) -> Tuple[Optional[float], float, int, int, int]: ...
+def search(
+    source: str,
+    origin: Optional[str],
+    name: str,
+    bounds: Sequence[str],
+    attain: float,
+    load: Optional[str],
+    at: Sequence[Tuple[str, float]],
+    grid: Sequence[Tuple[str, Sequence[float]]],
+    cost: Optional[str],
+    monotone: Sequence[str],
+    tol: float,
+    max_replications: int,
+    dispatch: Any,
+    out: Optional[str],
+    jsonl: bool,
+    resume: bool,
+    force: bool,
+    strict: bool = False,
+    **overrides: Any,
+) -> Tuple[str, _Rows]: ...
 def _restore_program(ir: str, name: str, source: Optional[str]) -> Program: ...
 def _restore_report(state: Any) -> Report: ...
 def _restore_replication(ok: bool, state: Any) -> _Replication: ...

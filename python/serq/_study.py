@@ -25,6 +25,7 @@ def replicate(
     replications: int = 1,
     executor: Any = None,
     *,
+    slo: Optional[Union[str, Sequence[str]]] = None,
     frame: bool = False,
     strict: bool = False,
 ) -> Any:
@@ -44,8 +45,12 @@ def replicate(
     DataFrame instead of a list of dicts. ``strict=True`` makes a computed
     negative amount a run-time error (``serq run --strict``); without it
     such amounts are taken as 0 and counted in the ``warnings`` column.
+    ``slo`` (``"ttft<=0.5"`` or a list of bounds) adds ``slo.attainment``,
+    ``slo.attainment.ci``, ``slo.goodput``, ``slo.goodput.ci``,
+    ``slo.requests`` and ``slo.unfinished`` after ``warnings``
+    (docs/report.md §10); it runs on the local executor only.
     """
-    plan = _serq.Plan.of_program(program, _replications(replications), strict)
+    plan = _serq.Plan.of_program(program, _replications(replications), strict, _bounds(slo))
     return _output(_rows(plan, executor), {"replications", "warnings"}, frame)
 
 
@@ -61,6 +66,7 @@ def sweep(
     horizon: Optional[float] = None,
     warmup: Optional[float] = None,
     arrivals: Optional[int] = None,
+    slo: Optional[Union[str, Sequence[str]]] = None,
     frame: bool = False,
     strict: bool = False,
 ) -> Any:
@@ -78,7 +84,7 @@ def sweep(
     ``sets`` and the other keywords are ``compile``'s and apply at every
     point; a grid name wins over a ``sets`` entry of the same name.
 
-    ``executor``, ``frame`` and ``strict`` as for ``replicate``.
+    ``executor``, ``frame``, ``strict`` and ``slo`` as for ``replicate``.
     """
     count = _replications(replications)
     source, origin = _program_text(path_or_source)
@@ -92,6 +98,7 @@ def sweep(
         axes,
         count,
         strict,
+        _bounds(slo),
         sets=sets,
         defs=defs,
         seed=seed,
@@ -102,11 +109,106 @@ def sweep(
     return _output(_rows(plan, executor), whole, frame)
 
 
+def search(
+    path_or_source: Union[str, "os.PathLike[str]"],
+    slo: Union[str, Sequence[str]],
+    attain: float,
+    *,
+    load: Optional[str] = None,
+    at: Optional[Mapping[str, float]] = None,
+    grid: Optional[Mapping[str, GridValues]] = None,
+    cost: Optional[str] = None,
+    monotone: Sequence[str] = (),
+    tol: float = 0.01,
+    max_replications: int = 30,
+    executor: Any = None,
+    out: Optional[Union[str, "os.PathLike[str]"]] = None,
+    format: str = "csv",
+    resume: bool = False,
+    force: bool = False,
+    strict: bool = False,
+    sets: Optional[Mapping[str, float]] = None,
+    defs: Optional[Mapping[str, str]] = None,
+    seed: Optional[int] = None,
+    horizon: Optional[float] = None,
+    warmup: Optional[float] = None,
+    arrivals: Optional[int] = None,
+    frame: bool = False,
+) -> Dict[str, Any]:
+    """``serq search``: the largest load (``load="lam=LO:HI"``) at which
+    the attainment of the SLO ``slo`` (``"ttft<=0.5"`` or a list of such
+    bounds, joint) is at least ``attain``, or with ``grid`` and ``cost``
+    the cheapest configuration that attains it at a fixed load (``at``),
+    or with both each configuration's limit. Returns ``{"answer": …,
+    "rows": […]}``: ``answer`` is the object ``serq search --json`` prints
+    (``limit``, ``best``, ``cost``, ``slo``, ``frontier``, …; docs/report.md
+    §11), ``rows`` one dict per probe (the columns of ``--out``). The same
+    seeds give the same answer as the command, whatever the executor.
+
+    ``executor`` as for ``sweep`` (``None``, ``"ray"``, a dask Client, a
+    ``concurrent.futures.Executor``): each probe's batch of replications
+    runs there. ``out``, ``format``, ``resume``, ``force``: as ``serq
+    search --out``; ``strict`` as for ``replicate``. The other keywords
+    are ``compile``'s.
+    """
+    import json
+
+    source, origin = _program_text(path_or_source)
+    bounds = [slo] if isinstance(slo, str) else list(slo)
+    parsed = [_axis(axis, values) for axis, values in (grid or {}).items()]
+    axes = [(axis, values) for axis, values, _ in parsed]
+    whole = {"replications"} | {axis for axis, _, is_whole in parsed if is_whole}
+    if format not in ("csv", "jsonl"):
+        raise ValueError(f'format must be "csv" or "jsonl", not {format!r}')
+    dispatch = None
+    if not _executors.is_local(executor):
+
+        def dispatch(program: _serq.Program, ks: List[int]) -> List[Any]:
+            return _executors.run_replications(executor, [(program, k) for k in ks], strict, bounds)
+
+    answer, table = _serq.search(
+        source,
+        origin,
+        origin if origin is not None else "<source>",
+        bounds,
+        float(attain),
+        load,
+        [(k, float(v)) for k, v in (at or {}).items()],
+        axes,
+        cost,
+        list(monotone),
+        float(tol),
+        int(max_replications),
+        dispatch,
+        os.fspath(out) if out is not None else None,
+        format == "jsonl",
+        resume,
+        force,
+        strict,
+        sets=sets,
+        defs=defs,
+        seed=seed,
+        horizon=horizon,
+        warmup=warmup,
+        arrivals=arrivals,
+    )
+    return {"answer": json.loads(answer), "rows": _output(table, whole, frame)}
+
+
+def _bounds(slo: Optional[Union[str, Sequence[str]]]) -> Optional[List[str]]:
+    """An SLO's bounds as a list (``None``: no SLO)."""
+    if slo is None:
+        return None
+    return [slo] if isinstance(slo, str) else list(slo)
+
+
 def _rows(plan: _serq.Plan, executor: Any) -> Tuple[List[str], List[List[Any]]]:
     """The plan's columns and rows, its replications run by ``executor``
     (every point's replications in order, points in grid order)."""
     if _executors.is_local(executor):
         return plan.run()
+    if plan.has_slo:
+        raise ValueError("slo= runs on the local executor only (executor=None); use serq.search on a cluster")
     jobs = [(program, k) for program in plan.programs() for k in range(plan.replications)]
     return plan.gather(_executors.run_replications(executor, jobs, plan.strict))
 

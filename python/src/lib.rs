@@ -48,5 +48,7 @@ fn _serq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(study::parse_axis, m)?)?;
     m.add_function(wrap_pyfunction!(study::replication, m)?)?;
     m.add_function(wrap_pyfunction!(study::restore_replication, m)?)?;
+    m.add_function(wrap_pyfunction!(study::slo_replication, m)?)?;
+    m.add_function(wrap_pyfunction!(study::search, m)?)?;
     Ok(())
 }

@@ -274,6 +274,9 @@ pub fn report_from_state(state: &Bound<'_, PyAny>) -> PyResult<Report> {
                 min,
             },
         ),
+        // A pickled report carries no turn marks: `serq.search`'s tasks
+        // return their attainment, not their report.
+        turn_marks: None,
     })
 }
 

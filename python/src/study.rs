@@ -15,6 +15,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
+use serq::report::Slo;
 use serq::study::{Axis, Cell, ReplicationError, RunSettings, Sweep, SweepError, SweepPlan};
 
 use crate::errors::{CompileError, RunError};
@@ -135,6 +136,18 @@ impl Plan {
     }
 }
 
+/// The plan measuring the SLO `bounds` too (`["ttft<=0.5"]`), if given.
+fn with_slo(plan: SweepPlan, bounds: Option<Vec<String>>, name: &str) -> PyResult<SweepPlan> {
+    match bounds {
+        None => Ok(plan),
+        Some(bounds) => {
+            let slo = Slo::parse(&bounds).map_err(PyValueError::new_err)?;
+            plan.with_slo(slo)
+                .map_err(|e| PyValueError::new_err(format!("{name}: {e}")))
+        }
+    }
+}
+
 /// A plan that could not be made: the point's diagnostics with its values,
 /// as `serq sweep` prints them.
 fn compile_error(e: SweepError) -> PyErr {
@@ -157,7 +170,7 @@ impl Plan {
     /// keywords (`sets`, `defs`, `seed`, `horizon`, `warmup`, `arrivals`,
     /// `trace`) and apply at every point.
     #[new]
-    #[pyo3(signature = (source, origin, name, axes, replications, strict=false, **overrides))]
+    #[pyo3(signature = (source, origin, name, axes, replications, strict=false, slo=None, **overrides))]
     #[allow(clippy::too_many_arguments)] // Python's constructor: its keywords
     fn new(
         py: Python<'_>,
@@ -167,6 +180,7 @@ impl Plan {
         axes: Vec<(String, Vec<f64>)>,
         replications: usize,
         strict: bool,
+        slo: Option<Vec<String>>,
         overrides: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Plan> {
         let overrides = Options::from_keywords(overrides)?.overrides()?;
@@ -179,7 +193,7 @@ impl Plan {
             .map_err(compile_error)?
             .with_settings(RunSettings { strict });
         Ok(Plan {
-            plan,
+            plan: with_slo(plan, slo, &name)?,
             replications,
             strict,
             name,
@@ -187,19 +201,32 @@ impl Plan {
         })
     }
 
-    /// `Plan.of_program(program, replications, strict=False)`: one
-    /// program replicated.
+    /// `Plan.of_program(program, replications, strict=False, slo=None)`:
+    /// one program replicated.
     #[staticmethod]
-    #[pyo3(signature = (program, replications, strict=false))]
-    fn of_program(program: &Program, replications: usize, strict: bool) -> Plan {
-        Plan {
-            plan: SweepPlan::of_program(program.ir.clone(), replications)
-                .with_settings(RunSettings { strict }),
+    #[pyo3(signature = (program, replications, strict=false, slo=None))]
+    fn of_program(
+        program: &Program,
+        replications: usize,
+        strict: bool,
+        slo: Option<Vec<String>>,
+    ) -> PyResult<Plan> {
+        let plan = SweepPlan::of_program(program.ir.clone(), replications)
+            .with_settings(RunSettings { strict });
+        Ok(Plan {
+            plan: with_slo(plan, slo, &program.name)?,
             replications,
             strict,
             name: program.name.clone(),
             source: program.source.clone(),
-        }
+        })
+    }
+
+    /// Whether the plan measures an SLO (its replications must then run
+    /// here: a remote replication's report carries no turn marks).
+    #[getter]
+    fn has_slo(&self) -> bool {
+        self.plan.slo().is_some()
     }
 
     /// Replications per point.
@@ -254,4 +281,240 @@ impl Plan {
         let gathered = self.plan.gather(reports);
         rows_of(py, &gathered.map_err(|e| self.error(e))?)
     }
+}
+
+/// `slo_replication(program, k, bounds)`: replication `k` of `program`
+/// (seed `program.seed + k`) held to the SLO `bounds` (`["ttft<=0.5"]`),
+/// with the GIL released; one Ray or Dask task of `serq.search`. Returns
+/// `(attainment, goodput, requests, attained, unfinished)` (`attainment`
+/// `None` without requests); raises `RunError` on a run-time error.
+#[pyfunction]
+#[pyo3(signature = (program, k, bounds, strict=false))]
+pub fn slo_replication(
+    py: Python<'_>,
+    program: &Program,
+    k: usize,
+    bounds: Vec<String>,
+    strict: bool,
+) -> PyResult<(Option<f64>, f64, u64, u64, u64)> {
+    let slo = Slo::parse(&bounds).map_err(PyValueError::new_err)?;
+    let seed = serq::study::replication_seed(program.ir.seed, k);
+    let ir = program.ir.with_seed(seed);
+    let outcome = py.detach(|| {
+        let mut options = Slo::run_options();
+        options.strict = strict;
+        serq::run_with(&ir, &mut options)
+    });
+    let report = outcome.map_err(|e| {
+        let text = serq::render_run_error(&ir, &e, &program.name, program.source.as_deref());
+        RunError::new_err(format!(
+            "{}\n(in replication {k}, seed {seed})",
+            text.trim_end()
+        ))
+    })?;
+    let a = slo
+        .attainment(&report)
+        .ok_or_else(|| PyValueError::new_err("the run kept no turn marks"))?;
+    Ok((
+        a.attainment,
+        a.goodput,
+        a.requests,
+        a.attained,
+        a.unfinished,
+    ))
+}
+
+/// `search(source, origin, name, bounds, attain, load, at, grid, cost,
+/// monotone, tol, max_replications, dispatch, out, jsonl, resume, force,
+/// **overrides)`: `serq search`'s answer as its JSON text, with the probe
+/// rows `(columns, rows)`. `dispatch`, when not `None`, is called with a
+/// probe's `Program` and a list of replication indices and returns one
+/// `slo_replication` tuple per index (the Ray, Dask or futures executor);
+/// otherwise the replications run on all local cores. `out` names a file
+/// for the probe rows (CSV, or JSON lines with `jsonl`), with `serq
+/// search --out`'s rules: a non-empty file needs `resume` (replay its
+/// probes and go on) or `force`.
+#[pyfunction]
+#[pyo3(signature = (source, origin, name, bounds, attain, load, at, grid, cost, monotone, tol, max_replications, dispatch, out, jsonl, resume, force, strict=false, **overrides))]
+#[allow(clippy::too_many_arguments)]
+pub fn search<'py>(
+    py: Python<'py>,
+    source: String,
+    origin: Option<PathBuf>,
+    name: String,
+    bounds: Vec<String>,
+    attain: f64,
+    load: Option<String>,
+    at: Vec<(String, f64)>,
+    grid: Vec<(String, Vec<f64>)>,
+    cost: Option<String>,
+    monotone: Vec<String>,
+    tol: f64,
+    max_replications: usize,
+    dispatch: Option<Py<PyAny>>,
+    out: Option<PathBuf>,
+    jsonl: bool,
+    resume: bool,
+    force: bool,
+    strict: bool,
+    overrides: Option<&Bound<'_, PyDict>>,
+) -> PyResult<(String, Rows<'py>)> {
+    use serq::study::{Load, SearchError, SearchPlan, SearchSpec};
+    let overrides = Options::from_keywords(overrides)?.overrides()?;
+    let slo = Slo::parse(&bounds).map_err(PyValueError::new_err)?;
+    let load = load
+        .map(|l| Load::parse(&l))
+        .transpose()
+        .map_err(PyValueError::new_err)?;
+    let spec = SearchSpec {
+        slo,
+        target: attain,
+        load,
+        at,
+        grid: grid
+            .into_iter()
+            .map(|(name, values)| Axis { name, values })
+            .collect(),
+        cost,
+        monotone,
+        tol,
+        max_replications,
+        settings: RunSettings { strict },
+    };
+    let plan = py
+        .detach(|| SearchPlan::new(&source, origin.as_deref(), &overrides, spec))
+        .map_err(|e| match e {
+            SearchError::Compile { point, error } => {
+                let at: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                CompileError::new_err(format!("{error} at {}", at.join(", ")))
+            }
+            other => PyValueError::new_err(format!("{name}: {other}")),
+        })?;
+    // The output file, with `serq search --out`'s rules.
+    let mut replay = Vec::new();
+    let mut file: Option<std::fs::File> = None;
+    if let Some(path) = &out {
+        if resume && force {
+            return Err(PyValueError::new_err(
+                "force and resume contradict each other: resume keeps the rows in out, force discards them",
+            ));
+        }
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if !text.is_empty() && !resume && !force {
+            return Err(PyValueError::new_err(format!(
+                "`{}` is not empty: pass resume=True to continue it, or force=True to overwrite it",
+                path.display()
+            )));
+        }
+        let mut fresh = true;
+        if resume && !text.is_empty() {
+            replay = plan.read_probes(&text, jsonl).map_err(|e| {
+                PyValueError::new_err(format!(
+                    "resume: `{}` is not an interrupted run of this search: {e}",
+                    path.display()
+                ))
+            })?;
+            let whole = text.rfind('\n').map_or(0, |i| i + 1);
+            fresh = whole == 0;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|f| f.set_len(whole as u64))
+                .map_err(|e| {
+                    PyValueError::new_err(format!("cannot write `{}`: {e}", path.display()))
+                })?;
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(!fresh)
+            .write(true)
+            .truncate(fresh)
+            .open(path)
+            .map_err(|e| {
+                PyValueError::new_err(format!("cannot write `{}`: {e}", path.display()))
+            })?;
+        if fresh && !jsonl {
+            use std::io::Write;
+            f.write_all(plan.csv_header().as_bytes()).map_err(|e| {
+                PyValueError::new_err(format!("cannot write `{}`: {e}", path.display()))
+            })?;
+        }
+        file = Some(f);
+    }
+    let mut write_error: Option<std::io::Error> = None;
+    let mut on_probe = |probe: &serq::study::Probe, replayed: bool| {
+        use std::io::Write;
+        if let (Some(f), false) = (file.as_mut(), replayed) {
+            let line = if jsonl {
+                plan.jsonl_line(probe)
+            } else {
+                plan.csv_line(probe)
+            };
+            if let Err(e) = f.write_all(line.as_bytes()).and_then(|()| f.flush()) {
+                write_error.get_or_insert(e);
+            }
+        }
+    };
+    let source_arc: Arc<str> = Arc::from(source.as_str());
+    let result = match &dispatch {
+        None => py.detach(|| plan.run(replay, &|| {}, &mut on_probe)),
+        Some(dispatch) => {
+            // Errors of the executor, kept to raise once the search stops.
+            let failure: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+            let runner = |ir: &serq::ValidProgram, ks: std::ops::Range<usize>| {
+                Python::attach(|py| {
+                    let program = Program {
+                        ir: ir.clone(),
+                        name: name.clone(),
+                        source: Some(Arc::clone(&source_arc)),
+                    };
+                    let ks: Vec<usize> = ks.collect();
+                    let n = ks.len();
+                    let got = dispatch
+                        .call1(py, (program, ks))
+                        .and_then(|r| r.extract::<Vec<(Option<f64>, f64, u64, u64, u64)>>(py));
+                    match got {
+                        Ok(list) => list
+                            .into_iter()
+                            .map(|(attainment, goodput, requests, attained, unfinished)| {
+                                Ok(serq::report::Attainment {
+                                    attainment,
+                                    goodput,
+                                    requests,
+                                    attained,
+                                    unfinished,
+                                })
+                            })
+                            .collect(),
+                        Err(e) => {
+                            let mut slot = failure.lock().unwrap_or_else(|p| p.into_inner());
+                            slot.get_or_insert(e);
+                            // A wrong count stops the search; the error is raised below.
+                            Vec::with_capacity(n)
+                        }
+                    }
+                })
+            };
+            let result = py.detach(|| plan.run_with(replay, &runner, &mut on_probe));
+            if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+                return Err(e);
+            }
+            result
+        }
+    };
+    if let Some(e) = write_error {
+        return Err(PyValueError::new_err(format!(
+            "cannot write the probes: {e}"
+        )));
+    }
+    let result = result.map_err(|e| match e {
+        SearchError::Run { .. } => RunError::new_err(format!("{name}: {e}")),
+        other => PyValueError::new_err(format!("{name}: {other}")),
+    })?;
+    let rows = result
+        .probes
+        .iter()
+        .map(|p| plan.row(p).into_iter().map(|c| cell(py, c)).collect())
+        .collect::<PyResult<_>>()?;
+    Ok((result.to_json(plan.spec()), (plan.columns(), rows)))
 }

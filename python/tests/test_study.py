@@ -93,12 +93,13 @@ def test_a_frame_has_the_rows_in_column_order():
 def test_a_failing_point_raises_the_first_failure_in_grid_order():
     source = "let d = 1; stage s : delay; workload { arrive batch(1); } " \
              "session { run s (serial + 1 - d); } run { horizon 2; }"
-    # d = 2 and d = 3 both fail; d = 2 comes first in the grid.
+    # d = 2 and d = 3 both fail (a negative work is an error under
+    # strict); d = 2 comes first in the grid.
     with pytest.raises(serq.RunError, match=r"^<source>: at d=2: replication 0 \(seed 1\)") as local:
-        serq.sweep(source, grid={"d": [1, 2, 3]})
+        serq.sweep(source, grid={"d": [1, 2, 3]}, strict=True)
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         with pytest.raises(serq.RunError) as elsewhere:
-            serq.sweep(source, grid={"d": [1, 2, 3]}, executor=pool)
+            serq.sweep(source, grid={"d": [1, 2, 3]}, executor=pool, strict=True)
     assert str(elsewhere.value) == str(local.value)
 
 
@@ -135,8 +136,8 @@ def test_the_rows_are_serq_sweeps_csv_percentiles_and_stability_included(run_cli
     )
     header, *lines = [line.split(",") for line in text.splitlines()]
     assert list(rows[0]) == header
-    assert header[:4] == ["lam", "ND", "replications", "stable"]
-    assert header[4:12] == [
+    assert header[:5] == ["lam", "ND", "replications", "stable", "warnings"]
+    assert header[5:13] == [
         "ttft.mean", "ttft.ci", "ttft.p50", "ttft.p50_ci", "ttft.p90", "ttft.p90_ci", "ttft.p99", "ttft.p99_ci",
     ]
 

@@ -100,6 +100,7 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     }
     sim.census.live += 1;
     sim.census.live_changed(now);
+    sim.observed.mark_turn(serial, 0, now, prog.warmup);
     if let Some(n) = sim.replay.trace.as_ref().map(|t| t.len() as u64) {
         let corpus = if sim.replay.ordered {
             serial % n

@@ -100,6 +100,7 @@ fn retire_session(code: &Code, sim: &mut Sim, e: Entity, serial: u64) -> Result<
     census.ended_total += 1;
     census.live -= 1;
     census.live_changed(now);
+    sim.observed.mark_end(serial, now, prog.warmup);
     sim.vacant.push(e);
     if let Arrival::Closed(_) = prog.arrival {
         let census = &mut *sim.census;

@@ -126,6 +126,11 @@ pub struct RunOptions<'a> {
     /// session and in which turn ([`crate::report::Observation::provenance`]).
     /// Off for `serq run`: a run then keeps the samples' values only.
     pub provenance: bool,
+    /// Keep where each turn of a session began and where each session
+    /// ended, at or after warm-up ([`crate::Report::turn_marks`]): with
+    /// [`RunOptions::provenance`], what SLO attainment counts requests
+    /// from ([`crate::report::Slo`]). Off for a plain run.
+    pub turn_marks: bool,
     /// A computed amount that is negative (a run's work, a hold's units or
     /// reserve, a `grow`, a `load`) is a run-time error, as `--strict`
     /// asks; by default it is taken as 0, as pyserq 0.1.0 takes it, and
@@ -140,6 +145,7 @@ impl std::fmt::Debug for RunOptions<'_> {
             .field("max_events", &self.max_events)
             .field("check_invariants", &self.check_invariants)
             .field("provenance", &self.provenance)
+            .field("turn_marks", &self.turn_marks)
             .field("strict", &self.strict)
             .finish()
     }

@@ -146,6 +146,7 @@ pub fn fill_report(
             .collect(),
         stages,
         pools,
+        turn_marks: observed.marks.take(),
         negative_amounts: observed.negative_amounts.take().map(|mut n| {
             let (b, i) = n.statement.at;
             n.statement.line = prog

@@ -11,7 +11,7 @@ use bevy_ecs::prelude::*;
 
 use super::pool::Waiting;
 use super::stats::TimeAvg;
-use crate::report::{NegativeAmounts, Provenance, Welford, WindowedAverage};
+use crate::report::{NegativeAmounts, Provenance, TurnMarks, Welford, WindowedAverage};
 
 /// The clock.
 #[derive(Resource, Clone, Copy, Debug, Default)]
@@ -87,6 +87,11 @@ pub struct Observed {
     pub turns: u64,
     /// The next lease's id (unique over the run).
     pub next_lease: u64,
+    /// Each turn's start and each session's end at or after warm-up, when
+    /// the run keeps them ([`super::RunOptions::turn_marks`], for SLO
+    /// attainment); `None` otherwise, so a plain run pays one branch at a
+    /// session's creation, `turn;` and end.
+    pub marks: Option<TurnMarks>,
     /// Computed amounts that went negative and were taken as 0 (spec §10 Q13).
     pub negative_amounts: Option<NegativeAmounts>,
     /// `--strict`: a computed negative amount is a run-time error instead.
@@ -94,6 +99,23 @@ pub struct Observed {
 }
 
 impl Observed {
+    /// Notes that session `serial` began turn `turn` (0 at its creation)
+    /// at `now`, when the run keeps turn marks and `now` is measured.
+    #[inline]
+    pub fn mark_turn(&mut self, serial: u64, turn: u64, now: f64, warmup: f64) {
+        if let Some(marks) = self.marks.as_mut().filter(|_| now >= warmup) {
+            marks.starts.push((serial, turn, now));
+        }
+    }
+
+    /// Notes that session `serial` ended at `now`, as [`Observed::mark_turn`].
+    #[inline]
+    pub fn mark_end(&mut self, serial: u64, now: f64, warmup: f64) {
+        if let Some(marks) = self.marks.as_mut().filter(|_| now >= warmup) {
+            marks.ends.push((serial, now));
+        }
+    }
+
     /// Records sample `v` of observation `index`, taken at `now`; when the
     /// run keeps provenance, `whence` is called for the session and turn.
     #[inline]

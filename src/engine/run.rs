@@ -92,6 +92,7 @@ pub fn build(program: &ValidProgram) -> World {
         provenance: None,
         turns: 0,
         next_lease: 0,
+        marks: None,
         negative_amounts: None,
         strict: false,
     });
@@ -245,6 +246,9 @@ pub fn run(
     if options.provenance {
         world.resource_mut::<Observed>().provenance =
             Some(vec![Default::default(); prog.observes.len()]);
+    }
+    if options.turn_marks {
+        world.resource_mut::<Observed>().marks = Some(Default::default());
     }
     let mut state: SystemState<(Res<Code>, SimParam)> = SystemState::new(&mut world);
     {

@@ -107,6 +107,8 @@ fn turn(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     if now >= code.program.warmup {
         sim.observed.turns += 1;
     }
+    sim.observed
+        .mark_turn(life.serial, turn, now, code.program.warmup);
     if sim.replay.trace.is_some() {
         let row = life.row;
         let attrs = sim.attrs.of_mut(row);

@@ -9,6 +9,7 @@ mod family;
 mod json;
 mod lookup;
 mod series;
+mod slo;
 mod stability;
 mod stats;
 mod table;
@@ -18,6 +19,7 @@ pub use family::{PoolFamily, Spread, StageFamily};
 pub(crate) use json::{WarningJson, warnings_json};
 pub use lookup::ObservationView;
 pub use series::WindowedAverage;
+pub use slo::{Attainment, Bound, Request, Slo, SloError, with_slo_json};
 pub use stability::{Stability, TREND_LAG, TREND_T};
 pub use stats::{Summary, Welford};
 pub use warnings::{
@@ -66,6 +68,22 @@ pub struct Report {
     /// Computed amounts that went negative and were taken as 0 (spec §10
     /// Q13); `None` when there was none. [`Report::warnings`] words it.
     pub negative_amounts: Option<NegativeAmounts>,
+    /// Where each turn began and each session ended, when the run was
+    /// asked to keep them ([`crate::RunOptions::turn_marks`]; `None`
+    /// otherwise, as for `serq run` without `--slo`).
+    pub turn_marks: Option<TurnMarks>,
+}
+
+/// The starts of turns and the ends of sessions at t >= warmup, in the
+/// order they happened: with the observations' [`Provenance`], what SLO
+/// attainment ([`Slo`]) counts requests from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TurnMarks {
+    /// `(session serial, turn_no, time)` of each turn's start: the
+    /// session's creation for turn 0, each `turn;` for the turn it begins.
+    pub starts: Vec<(u64, u64, f64)>,
+    /// `(session serial, time)` of each session's end.
+    pub ends: Vec<(u64, f64)>,
 }
 
 /// An observation's samples, taken at t >= warmup, in recording order.

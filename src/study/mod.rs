@@ -30,15 +30,21 @@ mod output;
 mod plot;
 mod replicate;
 mod rows;
+mod search;
 mod sweep;
 mod tdist;
 
 pub use plot::{PlotError, PlotOptions, plot_columns, plot_rows, plot_svg};
 pub use replicate::{
     Estimate, ObservationEstimate, PoolEstimate, Replicated, ReplicationError, RunSettings,
-    StageEstimate, replicate, replicate_with, replicate_with_progress, replication_seed,
+    SloEstimate, StageEstimate, replicate, replicate_slo, replicate_with, replicate_with_progress,
+    replication_seed,
 };
 pub use rows::Cell;
+pub use search::{
+    BATCH, Config, Load, Probe, Runner, SearchError, SearchPlan, SearchResult, SearchSpec, Verdict,
+    parse_at, plot_search,
+};
 pub use sweep::{
     Axis, MAX_AXIS_POINTS, Sweep, SweepError, SweepPlan, SweepPoint, sweep, sweep_replication,
     sweep_replication_with,

@@ -85,6 +85,16 @@ struct ReplicatedJson<'a> {
     stages: Vec<StageJson<'a>>,
     pools: Vec<PoolJson<'a>>,
     warnings: Vec<crate::report::WarningJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    slo: Option<SloJson>,
+}
+
+#[derive(Serialize)]
+struct SloJson {
+    attainment: EstimateJson,
+    goodput: EstimateJson,
+    requests: EstimateJson,
+    unfinished: EstimateJson,
 }
 
 impl Replicated {
@@ -107,6 +117,9 @@ impl Replicated {
     /// percentile; `member` is `null` for a family of one; `stable` is
     /// [`Replicated::is_stable`] (`null` when not judged); `warnings` is
     /// [`Replicated::warnings`], as a run's JSON writes its own.
+    /// Replications run with an SLO add, last, `"slo": {"attainment",
+    /// "goodput", "requests", "unfinished"}`, each figure in the same
+    /// `{"n", "mean", "ci"}` form.
     ///
     /// ```
     /// # let source = "stage s : delay; workload { arrive batch(1); }
@@ -154,6 +167,12 @@ impl Replicated {
                 })
                 .collect(),
             warnings: crate::report::warnings_json(&self.warnings("")),
+            slo: self.slo.as_ref().map(|s| SloJson {
+                attainment: (&s.attainment).into(),
+                goodput: (&s.goodput).into(),
+                requests: (&s.requests).into(),
+                unfinished: (&s.unfinished).into(),
+            }),
         };
         // Plain data with finite numbers: serialising cannot fail.
         serde_json::to_string(&json).expect("replications serialise")
@@ -244,6 +263,18 @@ impl Replicated {
                     plus_minus(p.mean_wait.ci, 4)
                 );
             }
+        }
+        if let Some(s) = &self.slo {
+            let _ = writeln!(
+                out,
+                "slo attainment {} {}  goodput {} {}  requests {}  unfinished {}",
+                fixed(s.attainment.mean, 4),
+                plus_minus(s.attainment.ci, 4),
+                fixed(s.goodput.mean, 4),
+                plus_minus(s.goodput.ci, 4),
+                fixed(s.requests.mean, 1),
+                fixed(s.unfinished.mean, 1)
+            );
         }
         out
     }

@@ -107,7 +107,7 @@ pub fn plot_columns(columns: &[String], y: &str) -> Result<(usize, Option<usize>
     if let Some(value) = at(y) {
         let ci = match y.strip_suffix(".mean") {
             Some(obs) => at(&format!("{obs}.ci")),
-            None => at(&format!("{y}_ci")),
+            None => at(&format!("{y}.ci")).or_else(|| at(&format!("{y}_ci"))),
         };
         return Ok((value, ci));
     }
@@ -131,6 +131,8 @@ pub fn plot_columns(columns: &[String], y: &str) -> Result<(usize, Option<usize>
 pub struct PlotOptions {
     /// Draw y on a logarithmic scale (every value must be above 0).
     pub log_y: bool,
+    /// Draw a horizontal dashed line at this y, labelled `target`.
+    pub target: Option<f64>,
 }
 
 /// One point of a line: x, the value, its half-width, and whether the
@@ -269,6 +271,10 @@ pub fn plot_rows(
     if !(x0.is_finite() && y0.is_finite() && x1.is_finite() && y1.is_finite()) {
         return Err(PlotError::NothingToDraw(y.to_string()));
     }
+    if let Some(t) = options.target.filter(|t| t.is_finite()) {
+        y0 = y0.min(t);
+        y1 = y1.max(t);
+    }
     let mut svg = String::new();
     let title = match y_columns.1.is_some() {
         true => format!("{} against {x} (bars: 95% CI)", y_label(y)),
@@ -284,6 +290,7 @@ pub fn plot_rows(
             x,
             y,
             &title,
+            options.target,
         )
     } else {
         draw(
@@ -294,6 +301,7 @@ pub fn plot_rows(
             x,
             y,
             &title,
+            options.target,
         )
     };
     result.map_err(|e| PlotError::Draw(e.to_string()))?;
@@ -324,6 +332,7 @@ const LINE_COLORS: [(u8, u8, u8); 10] = [
 ];
 
 /// Draws the chart into `svg`, y linear or logarithmic.
+#[allow(clippy::too_many_arguments)]
 fn draw<Y>(
     svg: &mut String,
     lines: &[Line],
@@ -332,11 +341,13 @@ fn draw<Y>(
     x: &str,
     y: &str,
     title: &str,
+    target: Option<f64>,
 ) -> Result<(), Box<dyn std::error::Error>>
 where
     Y: plotters::coord::ranged1d::AsRangedCoord<Value = f64>,
     Y::CoordDescType: plotters::coord::ranged1d::ValueFormatter<f64>,
 {
+    let x_range = xs.clone();
     let root = SVGBackend::with_string(svg, (900, 600)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
@@ -381,6 +392,22 @@ where
                 8,
             ))
         }))?;
+    }
+    if let Some(t) = target.filter(|t| t.is_finite()) {
+        let grey = RGBColor(60, 60, 60);
+        // A dashed line: short segments across the x range.
+        let (a, b) = (x_range.start, x_range.end);
+        let n = 60;
+        let step = (b - a) / n as f64;
+        chart
+            .draw_series((0..n).step_by(2).map(|i| {
+                let from = a + i as f64 * step;
+                PathElement::new(vec![(from, t), (from + step, t)], grey.stroke_width(2))
+            }))?
+            .label(format!("target {t}"))
+            .legend(move |(lx, ly)| {
+                PathElement::new(vec![(lx, ly), (lx + 20, ly)], grey.stroke_width(2))
+            });
     }
     let unstable: Vec<(f64, f64)> = lines
         .iter()

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use super::tdist::student_t_quantile;
 use crate::report::{
-    NegativeAmounts, Report, Stability, Summary, Warning, negative_amount_warning,
+    Attainment, NegativeAmounts, Report, Slo, Stability, Summary, Warning, negative_amount_warning,
     stability_warning,
 };
 use crate::{RunError, ValidProgram};
@@ -199,6 +199,49 @@ pub struct Replicated {
     /// The replications' negative amounts, added up
     /// ([`NegativeAmounts::merge`], in replication order).
     pub negative_amounts: Option<NegativeAmounts>,
+    /// SLO attainment across the replications, when they were run with
+    /// an SLO ([`replicate_slo`]).
+    pub slo: Option<SloEstimate>,
+}
+
+/// An SLO's figures across replications: each replication contributes its
+/// [`Attainment`], and each figure is estimated across them.
+///
+/// ```
+/// use serq::report::Slo;
+/// # let program = serq::compile_source("stage s : delay; workload { arrive batch(4); }
+/// #   session { run s (serial + 1); observe response = now; } run { horizon 10; }",
+/// #   &Default::default()).unwrap();
+/// let slo = Slo::parse(["response<=3"]).unwrap();
+/// let r = serq::study::replicate_slo(&program, 2, Default::default(), Some(&slo), &|| {}).unwrap();
+/// // Responses 1, 2, 3, 4 in each: 3 of 4 attain, 0.3 a unit of time.
+/// let e = r.slo.unwrap();
+/// assert_eq!((e.attainment.mean, e.attainment.ci, e.goodput.mean), (Some(0.75), Some(0.0), Some(0.3)));
+/// assert_eq!((e.requests.mean, e.unfinished.mean), (Some(4.0), Some(0.0)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SloEstimate {
+    /// The fraction of requests that attained.
+    pub attainment: Estimate,
+    /// Attained requests per unit of time.
+    pub goodput: Estimate,
+    /// Requests counted per replication.
+    pub requests: Estimate,
+    /// Unfinished requests per replication.
+    pub unfinished: Estimate,
+}
+
+impl SloEstimate {
+    /// The estimates across replications' attainments.
+    pub(crate) fn of(runs: &[Attainment]) -> SloEstimate {
+        let figure = |f: fn(&Attainment) -> Option<f64>| Estimate::of_options(runs.iter().map(f));
+        SloEstimate {
+            attainment: figure(|a| a.attainment),
+            goodput: figure(|a| Some(a.goodput)),
+            requests: figure(|a| Some(a.requests as f64)),
+            unfinished: figure(|a| Some(a.unfinished as f64)),
+        }
+    }
 }
 
 /// How every replication of a study runs, beyond its program.
@@ -261,7 +304,13 @@ impl Replicated {
     /// assert_eq!(r.observation("x").unwrap().n, 3);
     /// ```
     pub fn of(reports: &[Report]) -> Replicated {
-        let summarised: Vec<Summarised> = reports.iter().map(Summarised::of).collect();
+        Replicated::of_slo(reports, None)
+    }
+
+    /// [`Replicated::of`], with each report's attainment of `slo` (the
+    /// reports run with [`Slo::run_options`]).
+    pub fn of_slo(reports: &[Report], slo: Option<&Slo>) -> Replicated {
+        let summarised: Vec<Summarised> = reports.iter().map(|r| Summarised::of(r, slo)).collect();
         Replicated::of_summarised(&summarised)
     }
 
@@ -274,6 +323,7 @@ impl Replicated {
                 observations: Vec::new(),
                 stages: Vec::new(),
                 pools: Vec::new(),
+                slo: None,
                 negative_amounts: None,
             };
         };
@@ -330,12 +380,18 @@ impl Replicated {
                 }
             })
             .collect();
+        let slo = runs
+            .iter()
+            .map(|r| r.slo)
+            .collect::<Option<Vec<Attainment>>>()
+            .map(|a| SloEstimate::of(&a));
         Replicated {
             seeds: runs.iter().map(|r| r.seed).collect(),
             stability: runs.iter().map(|r| r.stability).collect(),
             observations,
             stages,
             pools,
+            slo,
             negative_amounts: runs.iter().fold(None, |mut all, r| {
                 NegativeAmounts::merge(&mut all, &r.negative_amounts);
                 all
@@ -508,17 +564,31 @@ pub fn replicate_with(
     settings: RunSettings,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Replicated, ReplicationError> {
-    let reports = (0..replications)
+    replicate_slo(program, replications, settings, None, progress)
+}
+
+/// [`replicate_with`], measuring each replication's attainment of `slo`
+/// when given ([`Replicated::slo`]). Without it, exactly
+/// [`replicate_with`]: the runs keep nothing more.
+pub fn replicate_slo(
+    program: &ValidProgram,
+    replications: usize,
+    settings: RunSettings,
+    slo: Option<&Slo>,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Replicated, ReplicationError> {
+    let runs = (0..replications)
         .into_par_iter()
         .map(|k| {
-            let result = run_replication(program, k, settings);
+            let result =
+                run_replication(program, k, settings, slo).map(|r| Summarised::of(&r, slo));
             progress();
             result
         })
-        .collect::<Vec<Result<Report, ReplicationError>>>();
+        .collect::<Vec<Result<Summarised, ReplicationError>>>();
     // Sequentially, so that the error is the first by index, not the first in time.
-    let reports = reports.into_iter().collect::<Result<Vec<Report>, _>>()?;
-    Ok(Replicated::of(&reports))
+    let runs = runs.into_iter().collect::<Result<Vec<Summarised>, _>>()?;
+    Ok(Replicated::of_summarised(&runs))
 }
 
 /// One replication's report with each observation's samples replaced by
@@ -536,13 +606,15 @@ pub(crate) struct Summarised {
     pub pools: Vec<crate::report::PoolRow>,
     /// The report's stability test.
     pub stability: Option<Stability>,
+    /// Its attainment of the study's SLO, if it has one.
+    pub slo: Option<Attainment>,
     /// The report's negative amounts.
     pub negative_amounts: Option<NegativeAmounts>,
 }
 
 impl Summarised {
     /// Summarises a report.
-    pub(crate) fn of(report: &Report) -> Summarised {
+    pub(crate) fn of(report: &Report, slo: Option<&Slo>) -> Summarised {
         Summarised {
             seed: report.seed,
             observations: report
@@ -553,22 +625,26 @@ impl Summarised {
             stages: report.stages.clone(),
             pools: report.pools.clone(),
             stability: report.stability(),
+            slo: slo.and_then(|s| s.attainment(report)),
             negative_amounts: report.negative_amounts.clone(),
         }
     }
 }
 
-/// Runs replication `k` of `program`.
+/// Runs replication `k` of `program` with `settings`, keeping what
+/// attainment of `slo` needs when given.
 pub(crate) fn run_replication(
     program: &ValidProgram,
     k: usize,
     settings: RunSettings,
+    slo: Option<&Slo>,
 ) -> Result<Report, ReplicationError> {
     let seed = replication_seed(program.seed, k);
-    let mut options = crate::RunOptions {
-        strict: settings.strict,
-        ..crate::RunOptions::default()
+    let mut options = match slo {
+        Some(_) => Slo::run_options(),
+        None => crate::RunOptions::default(),
     };
+    options.strict = settings.strict;
     crate::run_with(&program.with_seed(seed), &mut options).map_err(|error| ReplicationError {
         replication: k,
         seed,

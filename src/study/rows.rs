@@ -6,7 +6,7 @@
 //! ran what, or of the results), so they are known before the first run
 //! and one grid and one seed give one file, row by row.
 
-use super::replicate::{Estimate, ObservationEstimate, Replicated};
+use super::replicate::{Estimate, ObservationEstimate, Replicated, SloEstimate};
 use crate::{Program, ValidProgram};
 
 /// What a column holds.
@@ -25,6 +25,37 @@ enum Column {
     Observed(String, Figure, Part),
     /// A stage member's mean utilisation.
     Utilization(String, Option<usize>),
+    /// An SLO figure across replications (its mean, or its half-width).
+    Slo(SloFigure, Part),
+}
+
+/// An SLO figure in the rows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum SloFigure {
+    Attainment,
+    Goodput,
+    Requests,
+    Unfinished,
+}
+
+impl SloFigure {
+    fn of(self, s: &SloEstimate) -> &Estimate {
+        match self {
+            SloFigure::Attainment => &s.attainment,
+            SloFigure::Goodput => &s.goodput,
+            SloFigure::Requests => &s.requests,
+            SloFigure::Unfinished => &s.unfinished,
+        }
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            SloFigure::Attainment => "attainment",
+            SloFigure::Goodput => "goodput",
+            SloFigure::Requests => "requests",
+            SloFigure::Unfinished => "unfinished",
+        }
+    }
 }
 
 /// An observation's figure in the rows.
@@ -132,8 +163,9 @@ pub(crate) struct Layout {
 
 impl Layout {
     /// The layout of a sweep over `parameters` whose points compile to
-    /// `programs`, in grid order.
-    pub(crate) fn of(parameters: &[String], programs: &[ValidProgram]) -> Layout {
+    /// `programs`, in grid order; `slo`: whether its points measure an SLO
+    /// (its six columns follow `stable`).
+    pub(crate) fn of(parameters: &[String], programs: &[ValidProgram], slo: bool) -> Layout {
         let mut observations: Vec<String> = Vec::new();
         let mut arrays: Vec<String> = Vec::new();
         for program in programs {
@@ -168,6 +200,19 @@ impl Layout {
         columns.push(Column::Replications);
         columns.push(Column::Stable);
         columns.push(Column::Warnings);
+        if slo {
+            for (figure, ci) in [
+                (SloFigure::Attainment, true),
+                (SloFigure::Goodput, true),
+                (SloFigure::Requests, false),
+                (SloFigure::Unfinished, false),
+            ] {
+                columns.push(Column::Slo(figure, Part::Value));
+                if ci {
+                    columns.push(Column::Slo(figure, Part::Ci));
+                }
+            }
+        }
         for name in observations {
             for figure in Figure::ALL {
                 columns.push(Column::Observed(name.clone(), figure, Part::Value));
@@ -195,6 +240,8 @@ impl Layout {
                 Column::Observed(name, figure, Part::Value) => format!("{name}.{}", figure.word()),
                 Column::Observed(name, figure, Part::Ci) => format!("{name}.{}_ci", figure.word()),
                 Column::Utilization(name, member) => format!("{}.util", member_name(name, *member)),
+                Column::Slo(figure, Part::Value) => format!("slo.{}", figure.word()),
+                Column::Slo(figure, Part::Ci) => format!("slo.{}.ci", figure.word()),
             })
             .collect()
     }
@@ -245,6 +292,13 @@ impl Layout {
                         })
                         .and_then(|s| s.utilization.mean),
                 ),
+                Column::Slo(figure, part) => Cell::Number(result.slo.as_ref().and_then(|s| {
+                    let e = figure.of(s);
+                    match part {
+                        Part::Value => e.mean,
+                        Part::Ci => e.ci,
+                    }
+                })),
             })
             .collect()
     }
@@ -322,7 +376,7 @@ pub(crate) fn read_csv(text: &str, columns: &[String]) -> Result<Vec<Vec<Cell>>,
         let row = cells
             .iter()
             .zip(columns)
-            .map(|(text, name)| parse_cell(text, name == "stable"))
+            .map(|(text, name)| parse_cell(text, name == "stable" || name == "passed"))
             .collect::<Result<Vec<Cell>, String>>()
             .map_err(|e| format!("row {}: {e}", i + 1))?;
         rows.push(row);
@@ -349,7 +403,9 @@ pub(crate) fn read_jsonl(text: &str, columns: &[String]) -> Result<Vec<Vec<Cell>
         for name in columns {
             let cell = match object.get(name) {
                 None => return Err(format!("line {} has no `{name}`", i + 1)),
-                Some(serde_json::Value::Null) if name == "stable" => Cell::Flag(None),
+                Some(serde_json::Value::Null) if name == "stable" || name == "passed" => {
+                    Cell::Flag(None)
+                }
                 Some(serde_json::Value::Null) => Cell::Number(None),
                 Some(serde_json::Value::Bool(b)) => Cell::Flag(Some(*b)),
                 Some(v) => match v.as_f64() {

@@ -20,7 +20,7 @@ use std::sync::mpsc;
 
 use super::replicate::{Replicated, ReplicationError, RunSettings, Summarised, run_replication};
 use super::rows::{Cell, Layout, csv_line, jsonl_line, read_csv, read_jsonl};
-use crate::report::Report;
+use crate::report::{Report, Slo};
 use crate::syntax::lexer::is_word;
 use crate::{CompileError, Overrides, ValidProgram};
 use std::path::{Path, PathBuf};
@@ -64,11 +64,15 @@ fn round12(x: f64) -> f64 {
 }
 
 impl Axis {
-    /// Parses `NAME=a:b:step` (a ≤ b, step > 0, inclusive) or
-    /// `NAME=v1,v2,…`; the error says what is wrong.
+    /// Parses `NAME=a:b:step` (a ≤ b, step > 0, inclusive), `NAME=a:b`
+    /// (every integer from a to b) or `NAME=v1,v2,…`; the error says what
+    /// is wrong.
     ///
     /// ```
     /// use serq::study::Axis;
+    /// assert_eq!(Axis::parse("ND=1:4").unwrap().values, vec![1.0, 2.0, 3.0, 4.0]);
+    /// assert!(Axis::parse("ND=1:2.5").is_err());
+    /// assert!(Axis::parse("ND=4:1").is_err());
     /// let e = Axis::parse("lam=0.5:0.9:0").unwrap_err();
     /// assert!(e.contains("step"), "{e}");
     /// ```
@@ -93,12 +97,25 @@ impl Axis {
         };
         let values = if values.contains(':') {
             let parts: Vec<&str> = values.split(':').collect();
-            let [a, b, step] = parts[..] else {
-                return Err(format!(
-                    "a range is a:b:step, found `{values}` (in `{text}`)"
-                ));
+            let (a, b, step) = match parts[..] {
+                [a, b, step] => (number(a)?, number(b)?, number(step)?),
+                // `a:b`: every integer from a to b.
+                [a, b] => {
+                    let (a, b) = (number(a)?, number(b)?);
+                    if a.fract() != 0.0 || b.fract() != 0.0 {
+                        return Err(format!(
+                            "`{values}` is a:b, every integer from a to b, so a and b must be integers; \
+                             write a:b:step for other values (in `{text}`)"
+                        ));
+                    }
+                    (a, b, 1.0)
+                }
+                _ => {
+                    return Err(format!(
+                        "a range is a:b:step or a:b (every integer), found `{values}` (in `{text}`)"
+                    ));
+                }
             };
-            let (a, b, step) = (number(a)?, number(b)?, number(step)?);
             if step <= 0.0 {
                 return Err(format!("the step of `{text}` must be above 0"));
             }
@@ -218,7 +235,7 @@ impl std::fmt::Display for SweepError {
 impl std::error::Error for SweepError {}
 
 /// The points of the grid, first axis varying slowest.
-fn grid_points(axes: &[Axis]) -> Vec<Vec<f64>> {
+pub(crate) fn grid_points(axes: &[Axis]) -> Vec<Vec<f64>> {
     let mut points = vec![Vec::new()];
     for axis in axes {
         points = points
@@ -259,6 +276,7 @@ pub struct SweepPlan {
     replications: usize,
     layout: Layout,
     settings: RunSettings,
+    slo: Option<Slo>,
 }
 
 impl SweepPlan {
@@ -315,7 +333,7 @@ impl SweepPlan {
                 })
             })
             .collect::<Result<Vec<ValidProgram>, SweepError>>()?;
-        let layout = Layout::of(&parameters, &programs);
+        let layout = Layout::of(&parameters, &programs, false);
         Ok(SweepPlan {
             parameters,
             points,
@@ -323,7 +341,49 @@ impl SweepPlan {
             replications,
             layout,
             settings: RunSettings::default(),
+            slo: None,
         })
+    }
+
+    /// The plan measuring each replication's attainment of `slo` too: its
+    /// rows gain `slo.attainment`, `slo.attainment.ci`, `slo.goodput`,
+    /// `slo.goodput.ci`, `slo.requests` and `slo.unfinished` after
+    /// `warnings`. The error names an observation no point records.
+    ///
+    /// ```
+    /// use serq::{report::Slo, study::{Axis, SweepPlan}};
+    /// let source = "let d = 1; stage s : delay; workload { arrive batch(2); }
+    ///               session { run s (d * (serial + 1)); observe response = now; } run { horizon 10; }";
+    /// let plan = SweepPlan::new(source, None, &Default::default(), &[Axis::parse("d=1:2").unwrap()], 1)
+    ///     .unwrap()
+    ///     .with_slo(Slo::parse(["response<=2"]).unwrap())
+    ///     .unwrap();
+    /// let rows = plan.run(0, &|| {}, &mut |_| {}).unwrap().to_csv();
+    /// // d = 1: responses 1, 2 (both attain); d = 2: 2, 4 (one).
+    /// assert!(rows.starts_with("d,replications,stable,warnings,slo.attainment,slo.attainment.ci,\
+    ///     slo.goodput,slo.goodput.ci,slo.requests,slo.unfinished,response.mean,"), "{rows}");
+    /// assert!(rows.contains("\n1,1,true,0,1,,0.2,,2,0,"), "{rows}");
+    /// assert!(rows.contains("\n2,1,true,0,0.5,,0.1,,2,0,"), "{rows}");
+    /// ```
+    pub fn with_slo(mut self, slo: Slo) -> Result<SweepPlan, crate::report::SloError> {
+        for program in &self.programs {
+            slo.check(&program.observes)?;
+        }
+        self.layout = Layout::of(&self.parameters, &self.programs, true);
+        self.slo = Some(slo);
+        Ok(self)
+    }
+
+    /// The SLO the plan measures, if any.
+    pub fn slo(&self) -> Option<&Slo> {
+        self.slo.as_ref()
+    }
+
+    /// Runs replication `k` of point `p` as [`SweepPlan::run`] does (with
+    /// the plan's SLO, if any), for a caller that runs them elsewhere and
+    /// hands the reports to [`SweepPlan::gather`].
+    pub fn replication(&self, p: usize, k: usize) -> Result<Report, ReplicationError> {
+        run_replication(&self.programs[p], k, self.settings, self.slo.as_ref())
     }
 
     /// The plan of one compiled program replicated: a grid of no axis, one
@@ -342,7 +402,7 @@ impl SweepPlan {
     /// ```
     pub fn of_program(program: ValidProgram, replications: usize) -> SweepPlan {
         let programs = vec![program];
-        let layout = Layout::of(&[], &programs);
+        let layout = Layout::of(&[], &programs, false);
         SweepPlan {
             parameters: Vec::new(),
             points: vec![Vec::new()],
@@ -350,6 +410,7 @@ impl SweepPlan {
             replications,
             layout,
             settings: RunSettings::default(),
+            slo: None,
         }
     }
 
@@ -406,7 +467,7 @@ impl SweepPlan {
                     point: named(&self.parameters, values),
                     error: Box::new(error),
                 })?;
-                runs.push(Summarised::of(&report));
+                runs.push(Summarised::of(&report, self.slo.as_ref()));
             }
             swept.push(SweepPoint {
                 values: values.clone(),
@@ -526,8 +587,9 @@ impl SweepPlan {
                             break;
                         }
                         let program = &self.programs[from + job / r];
-                        let result = run_replication(program, job % r, self.settings)
-                            .map(|x| Summarised::of(&x));
+                        let slo = self.slo.as_ref();
+                        let result = run_replication(program, job % r, self.settings, slo)
+                            .map(|x| Summarised::of(&x, slo));
                         if result.is_err() {
                             stop.store(true, Ordering::Relaxed);
                         }
@@ -571,6 +633,26 @@ impl SweepPlan {
                 }
             }
         });
+        // A failure stops the workers before its point's other replications
+        // run, so that point never completes: jobs are taken in order, so
+        // every job before the failing one ran, and the first error left is
+        // the first in grid order.
+        if failure.is_none() && swept.len() < todo {
+            let first = done[swept.len() * r..]
+                .iter_mut()
+                .enumerate()
+                .find_map(|(i, d)| match d.take() {
+                    Some(Err(error)) => Some((i, error)),
+                    _ => None,
+                });
+            if let Some((i, error)) = first {
+                let values = &self.points[from + swept.len() + i / r];
+                failure = Some(SweepError::Run {
+                    point: named(&self.parameters, values),
+                    error: Box::new(error),
+                });
+            }
+        }
         if let Some(e) = failure {
             return Err(e);
         }
@@ -588,7 +670,7 @@ impl SweepPlan {
 /// caller that runs a [`SweepPlan`]'s replications elsewhere and hands the
 /// reports to [`SweepPlan::gather`].
 pub fn sweep_replication(program: &ValidProgram, k: usize) -> Result<Report, ReplicationError> {
-    run_replication(program, k, RunSettings::default())
+    run_replication(program, k, RunSettings::default(), None)
 }
 
 /// [`sweep_replication`] with `settings` (`strict`).
@@ -597,7 +679,7 @@ pub fn sweep_replication_with(
     k: usize,
     settings: RunSettings,
 ) -> Result<Report, ReplicationError> {
-    run_replication(program, k, settings)
+    run_replication(program, k, settings, None)
 }
 
 /// `(name, value)` pairs of a point.
