@@ -824,15 +824,19 @@ impl Input {
             })
         } else {
             // From the file's path: `use` and a relative `trace` resolve beside it.
-            serq::compile_text_at(&self.text, &self.path, overrides).map_err(|e| {
-                eprintln!("{e}");
-                match &e {
-                    serq::CompileError::Diagnostics { diagnostics, .. } => {
-                        blame(diagnostics.iter().all(|d| d.rule == "set-unknown"))
+            let program =
+                serq::compile_text_at(&self.text, &self.path, overrides).map_err(|e| {
+                    eprintln!("{e}");
+                    match &e {
+                        serq::CompileError::Diagnostics { diagnostics, .. } => {
+                            blame(diagnostics.iter().all(|d| d.rule == "set-unknown"))
+                        }
+                        _ => Failure::Program,
                     }
-                    _ => Failure::Program,
-                }
-            })
+                })?;
+            // The lints' warnings, on stderr: the exit status and the report stay.
+            eprint!("{}", serq::lint_text_at(&self.text, &self.path, overrides));
+            Ok(program)
         }
     }
 

@@ -11,7 +11,7 @@ pub mod libraries;
 pub mod parser;
 pub mod sources;
 
-pub use diagnostic::{Diagnostic, render};
+pub use diagnostic::{Diagnostic, Severity, render};
 pub use lexer::KEYWORDS;
 pub use parser::{parse, parse_at, parse_expr};
 pub use sources::Sources;
