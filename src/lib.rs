@@ -297,6 +297,37 @@ pub fn compile_file(path: &Path, overrides: &Overrides) -> Result<ValidProgram, 
     }
 }
 
+/// The lints' warnings on program text read from the file `path` (an
+/// attribute set and never read, one read before anything sets it),
+/// rendered as `warning[rule]` diagnostics with their places, or an empty
+/// string when there are none or the program does not compile (its errors
+/// are [`compile_text_at`]'s to report). A warning never changes what the
+/// program does.
+///
+/// ```
+/// use serq::{Overrides, lint_text_at};
+/// let text = "stage d : delay; workload { arrive batch(1); init { set K = 0; } }
+///             session { set k = K + 1; run d (K); } run { horizon 10; }";
+/// let warnings = lint_text_at(text, std::path::Path::new("typo.sq"), &Overrides::default());
+/// assert!(warnings.contains("warning[unused-attribute]"), "{warnings}");
+/// assert!(warnings.contains("did you mean `K`?"), "{warnings}");
+/// ```
+pub fn lint_text_at(source: &str, path: &Path, overrides: &Overrides) -> String {
+    let mut sources = syntax::Sources::new(path.display().to_string(), source);
+    let (ast, diagnostics) = syntax::parse(source);
+    if !diagnostics.is_empty() {
+        return String::new();
+    }
+    let (ast, diagnostics) = syntax::libraries::resolve(ast, path, &mut sources);
+    if !diagnostics.is_empty() {
+        return String::new();
+    }
+    match link::link_with_lints(&ast, &sources, overrides) {
+        Ok((_, warnings)) => sources.render(&warnings),
+        Err(_) => String::new(),
+    }
+}
+
 /// Compiles program text read from the file `path`: each `use` reads its
 /// library relative to the file that says it (spec §9), and a relative
 /// `trace` path is resolved against the program's directory (the IR then

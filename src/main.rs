@@ -24,7 +24,7 @@ struct Cli {
 }
 
 const EXAMPLES: &str = "\
-Examples (from the repository's root; `cargo install --path .` puts serq on the PATH):
+Examples (from the repository's root; `cargo install --locked --path .` puts serq on the PATH):
   serq check examples/single-turn/mm1.sq                    check a program without running it
   serq run examples/single-turn/mm1.sq                      run it and print the report
   serq run examples/single-turn/mm1.sq --seed 7 --json      another seed, the report as JSON
@@ -294,18 +294,32 @@ enum Command {
     },
     /// Draw the deployment: stations, pools and the session's path.
     ///
-    /// One box per stage member, the pools above them with dashed links to
-    /// the runs held inside them (dotted, `lease`, to the runs a lease keeps
-    /// their units through), the path as arrows in program order (a branch's
+    /// One box per stage member, except that a family of more than 4
+    /// members is folded into one box `name ×N` (--members draws every
+    /// member, --by-family folds every family); the stations in the order
+    /// the session's path reaches them, a family too wide for a screen in
+    /// a grid of rows; the pools above them with dashed links to the runs
+    /// held inside them (dotted, `lease`, to the runs a lease keeps their
+    /// units through), the path as arrows in program order (a branch's
     /// arrows labelled with its guard or `else`, a loop's way back with
     /// `repeat`), a run over several stages as one bracketed job. Example:
     ///
     ///   serq draw examples/pd-disaggregation/pull_maxmin.sq -o pd.svg
+    #[command(
+        after_help = "Examples:\n  serq draw examples/pd-disaggregation/nixl_pull.sq -o nixl.svg\n  serq draw examples/pd-disaggregation/nixl_pull.sq --members -o nixl-members.svg"
+    )]
     Draw {
         #[command(flatten)]
         file: FileArg,
         #[command(flatten)]
         sets: SetArgs,
+        /// Fold every family of more than one member into one box `name ×N`.
+        #[arg(long, conflicts_with = "members")]
+        by_family: bool,
+        /// Draw one box per member of every family, however large (a wide
+        /// family in a grid of rows).
+        #[arg(long)]
+        members: bool,
         /// The drawing's format (only `svg` for now).
         #[arg(long, value_name = "FORMAT", value_parser = ["svg"], default_value = "svg")]
         format: String,
@@ -684,13 +698,20 @@ fn execute(command: Command) -> Result<(), Failure> {
         Command::Draw {
             file,
             sets,
+            by_family,
+            members,
             format,
             out,
         } => {
             let input = Input::read(&file.path)?;
             let program = input.compile(&sets.overrides())?;
             debug_assert_eq!(format, "svg", "clap admits only svg");
-            let svg = serq::view::svg(&program, &input.name);
+            let fold = match (by_family, members) {
+                (true, _) => serq::view::Fold::ByFamily,
+                (_, true) => serq::view::Fold::Members,
+                _ => serq::view::Fold::Auto,
+            };
+            let svg = serq::view::svg_folded(&program, &input.name, fold);
             match out {
                 Some(path) => write_file(&path, &svg),
                 None => {
@@ -1360,15 +1381,19 @@ impl Input {
             })
         } else {
             // From the file's path: `use` and a relative `trace` resolve beside it.
-            serq::compile_text_at(&self.text, &self.path, overrides).map_err(|e| {
-                eprintln!("{e}");
-                match &e {
-                    serq::CompileError::Diagnostics { diagnostics, .. } => {
-                        blame(diagnostics.iter().all(|d| d.rule == "set-unknown"))
+            let program =
+                serq::compile_text_at(&self.text, &self.path, overrides).map_err(|e| {
+                    eprintln!("{e}");
+                    match &e {
+                        serq::CompileError::Diagnostics { diagnostics, .. } => {
+                            blame(diagnostics.iter().all(|d| d.rule == "set-unknown"))
+                        }
+                        _ => Failure::Program,
                     }
-                    _ => Failure::Program,
-                }
-            })
+                })?;
+            // The lints' warnings, on stderr: the exit status and the report stay.
+            eprint!("{}", serq::lint_text_at(&self.text, &self.path, overrides));
+            Ok(program)
         }
     }
 

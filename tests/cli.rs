@@ -95,6 +95,7 @@ fn run_prints_the_table_and_json_with_samples() {
                     "0.000",
                     "3.0000",
                     "3.0000",
+                    "3.0000",
                     "3.0000"
                 ])
     );

@@ -2,7 +2,8 @@
 //! (tests/conformance/, copied from ../shared/conformance/cases), the
 //! serving engine's (tests/conformance/t2/, from ../shared/conformance/t2)
 //! and serq's own serving corpus (tests/serving/), compared as
-//! ../shared/conformance/check.py compares them: rejected programs by key
+//! tools/conformance/check.py (shipped from ../shared/conformance)
+//! compares them: rejected programs by key
 //! words, deterministic ones within 1e-9 (the serving figures included
 //! where the expected report has them), stochastic ones statistically.
 //! Each case is compiled from its file, so `use` and a relative `trace`

@@ -62,6 +62,43 @@ fn rule() {
     });
 }
 
+/// `serq check FIXTURE` in the lints' directory: its exit status and stderr.
+fn checked(path: &Path) -> String {
+    let dir = path.parent().expect("a fixture has a directory");
+    let name = path.file_name().expect("a fixture has a name");
+    let out = Command::new(env!("CARGO_BIN_EXE_serq"))
+        .current_dir(dir)
+        .arg("check")
+        .arg(name)
+        .output()
+        .expect("the serq binary runs");
+    format!(
+        "exit: {}\n{}",
+        out.status
+            .code()
+            .map_or("signal".to_string(), |c| c.to_string()),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The lints: each fixture under `tests/diagnostics/lints/` is named for
+/// its rule, links (exit 0) and gives `warning[RULE]`, pinned by a
+/// snapshot of `serq check`'s stderr.
+#[test]
+fn lint() {
+    insta::glob!("diagnostics/lints/*.sq", |path| {
+        let text = checked(path);
+        let rule = rule_of(path);
+        assert!(
+            text.starts_with("exit: 0\n") && text.contains(&format!("warning[{rule}]")),
+            "{} does not link with warning[{rule}]:\n{text}",
+            path.display()
+        );
+        assert!(!text.contains("error["), "{text}");
+        insta::assert_snapshot!(text);
+    });
+}
+
 /// Rules no fixture can reach through `serq run`, each with the reason.
 const UNREACHABLE: [(&str, &str); 5] = [
     (

@@ -81,3 +81,77 @@ fn every_example_file_the_documents_name_exists() {
     }
     assert!(named >= 15, "{named}");
 }
+
+/// The README's shell blocks: every line of every ```sh block.
+fn readme_commands() -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("README.md")).expect("readable README");
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if line.starts_with("```") {
+            inside = line == "```sh";
+            continue;
+        }
+        if inside {
+            out.push(line.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_readme_points_only_inside_the_repository_and_installs_locked() {
+    let text = std::fs::read_to_string(root().join("README.md")).expect("readable README");
+    // A clone has no `../shared`: nothing the README tells one to run is outside it.
+    assert!(
+        !text.contains("../"),
+        "the README names a path outside the repository"
+    );
+    assert!(text.contains("cargo install --locked --path ."));
+    assert!(!text.contains("cargo install --path"));
+}
+
+#[test]
+fn the_shipped_conformance_checker_passes_every_case_as_the_readme_runs_it() {
+    let checks: Vec<String> = readme_commands()
+        .into_iter()
+        .filter(|l| l.starts_with("python3 tools/conformance/check.py"))
+        .collect();
+    // The top-level cases and the serving engine's (t2/).
+    assert_eq!(checks.len(), 2, "{checks:?}");
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("python3 is not installed: the checker is not run");
+        return;
+    }
+    for check in checks {
+        let args: Vec<String> = check
+            .split_whitespace()
+            .skip(1)
+            .map(|a| {
+                if a == "target/release/serq" {
+                    env!("CARGO_BIN_EXE_serq").to_string()
+                } else {
+                    a.to_string()
+                }
+            })
+            .collect();
+        let out = Command::new("python3")
+            .args(&args)
+            .current_dir(root())
+            .output()
+            .expect("python3 runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "`{check}` failed:\n{stdout}");
+        let last = stdout.lines().last().unwrap_or_default();
+        // At least the 67 top-level cases or the 54 of t2/, none failing.
+        let passed: usize = last
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!(
+            last.ends_with(" passed, 0 failed") && passed >= 50,
+            "{last}"
+        );
+    }
+}

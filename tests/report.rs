@@ -63,7 +63,7 @@ fn table_has_the_header_line_and_one_row_per_figure() {
         lines[0],
         "egress.sq  seed 1  horizon 10  end 10  warmup 0  events 7  arrivals 2  ended 2  mean_live 0.800"
     );
-    // Two equal samples: mean 3, no CI below 40 samples (±inf), cv² 0, p50 p90 p99 3.
+    // Two equal samples: mean 3, no CI below 40 samples (±inf), cv² 0, p50 p90 p95 p99 3.
     let words: Vec<&str> = lines[2].split_whitespace().collect();
     assert_eq!(
         words,
@@ -73,6 +73,7 @@ fn table_has_the_header_line_and_one_row_per_figure() {
             "3.0000",
             "±inf",
             "0.000",
+            "3.0000",
             "3.0000",
             "3.0000",
             "3.0000"
@@ -88,6 +89,7 @@ fn table_has_the_header_line_and_one_row_per_figure() {
             "cv²",
             "p50",
             "p90",
+            "p95",
             "p99"
         ]
     );
@@ -157,7 +159,18 @@ fn percentiles_of_a_small_sample_in_table_and_json() {
     );
     let table = report.to_table();
     let words: Vec<&str> = table.lines().nth(2).unwrap().split_whitespace().collect();
-    assert_eq!(&words[5..], ["3.0000", "5.0000", "5.0000"]);
+    assert_eq!(&words[5..], ["3.0000", "5.0000", "5.0000", "5.0000"]);
+
+    // Samples 1..=20: p50 rank 10, p90 rank 18, p95 rank 19, p99 rank
+    // ⌈19.8⌉ = 20: the table's p95 column is the JSON's p95.
+    report.observes[0].samples = (1..=20).map(f64::from).collect();
+    let v: serde_json::Value = serde_json::from_str(&report.to_json(false)).unwrap();
+    assert_eq!(v["observes"]["transferred"]["p95"], 19.0);
+    let table = report.to_table();
+    let head: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(&head[5..], ["p50", "p90", "p95", "p99"]);
+    let words: Vec<&str> = table.lines().nth(2).unwrap().split_whitespace().collect();
+    assert_eq!(&words[5..], ["10.0000", "18.0000", "19.0000", "20.0000"]);
 }
 
 #[test]

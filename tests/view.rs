@@ -111,8 +111,8 @@ fn row(layout: &Layout) -> Vec<&str> {
     layout.stations.iter().map(|s| s.label.as_str()).collect()
 }
 
-/// Declared a, b, c, d; the flow `run d, b` keeps d where it stands and
-/// moves b right after it, so the row reads a c d b.
+/// Declared a, b, c, d; the path runs a, then the flow `run d, b`, then c,
+/// so the row reads a d b (the flow's stations in its run's order) c.
 const REORDERED: &str = "
 stage a : delay;
 stage b : ps(1);
@@ -127,10 +127,10 @@ run { horizon 10; }
 #[test]
 fn a_flows_stations_are_adjacent_in_run_order() {
     let layout = view::layout(&compile(REORDERED));
-    assert_eq!(row(&layout), ["a", "c", "d", "b"]);
+    assert_eq!(row(&layout), ["a", "d", "b", "c"]);
     assert_eq!(layout.rails.len(), 1);
-    // d is station 2 and b station 3: adjacent, in the run's order.
-    assert_eq!(layout.rails[0].stations, [2, 3]);
+    // d is station 1 and b station 2: adjacent, in the run's order.
+    assert_eq!(layout.rails[0].stations, [1, 2]);
 
     // Families: the flow's members stand together, all of egress then all of ingress.
     let families = compile(
@@ -148,6 +148,175 @@ fn a_flows_stations_are_adjacent_in_run_order() {
         ["P", "egress[0]", "egress[1]", "ingress[0]", "ingress[1]"]
     );
     assert_eq!(layout.rails[0].stations, [1, 2, 3, 4]);
+}
+
+#[test]
+fn stations_stand_in_the_order_the_path_reaches_them() {
+    // Declared D before P, NICs last: drawn P, the read over both NICs, D.
+    let program = compile(
+        "stage D[2] : ps(1);
+         stage think : delay;
+         stage P[2] : ps(1);
+         stage egress[2] : ps(1);
+         stage ingress[2] : ps(1);
+         stage idle : fifo;
+         share maxmin;
+         workload { arrive poisson(1); }
+         session {
+           set i = serial - 2 * floor(serial / 2);
+           loop {
+             run P[i] (1);
+             run egress[i], ingress[1 - i] (1);
+             run D[1 - i] (1);
+             branch with (0.5) { run think (1); } else { end; }
+           }
+         }
+         run { horizon 10; }",
+    );
+    let layout = view::layout(&program);
+    // idle, which the path never reaches, stands last.
+    assert_eq!(
+        row(&layout),
+        [
+            "P[0]",
+            "P[1]",
+            "egress[0]",
+            "egress[1]",
+            "ingress[0]",
+            "ingress[1]",
+            "D[0]",
+            "D[1]",
+            "think",
+            "idle"
+        ]
+    );
+    // Every arrow runs rightwards but the loop's way back, think -> P.
+    let returns: Vec<_> = layout
+        .arrows
+        .iter()
+        .filter(|a| a.shape == Shape::Return)
+        .map(|a| a.label.as_deref())
+        .collect();
+    assert_eq!(returns, [Some("repeat")]);
+
+    // nixl_pull.sq at 2 + 2, declared P, D, egress, ingress, think: drawn
+    // along the path, so its one return is the next turn's.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let nixl = std::fs::read_to_string(root.join("examples/pd-disaggregation/nixl_pull.sq"))
+        .expect("readable example");
+    let two = Overrides {
+        sets: vec![("NP".into(), 2.0), ("ND".into(), 2.0)],
+        ..Overrides::default()
+    };
+    let layout = view::layout(&serq::compile_source(&nixl, &two).expect("links at 2 x 2"));
+    let families: Vec<&str> = layout
+        .stations
+        .iter()
+        .map(|s| s.label.split('[').next().unwrap_or_default())
+        .collect();
+    let mut order = families.clone();
+    order.dedup();
+    assert_eq!(order, ["P", "egress", "ingress", "D", "think"]);
+    let returns: Vec<_> = layout
+        .arrows
+        .iter()
+        .filter(|a| a.shape == Shape::Return)
+        .map(|a| a.label.as_deref())
+        .collect();
+    assert_eq!(returns, [Some("repeat")]);
+}
+
+/// nixl_pull.sq with `--set`s.
+fn nixl_pull(np: f64, nd: f64) -> serq::ValidProgram {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let nixl = std::fs::read_to_string(root.join("examples/pd-disaggregation/nixl_pull.sq"))
+        .expect("readable example");
+    let sets = Overrides {
+        sets: vec![("NP".into(), np), ("ND".into(), nd)],
+        ..Overrides::default()
+    };
+    serq::compile_source(&nixl, &sets).expect("nixl_pull links")
+}
+
+#[test]
+fn families_above_four_members_fold_by_default_and_the_flags_force_either() {
+    use serq::view::Fold;
+    // At its defaults, 8 + 8: every family of 8 is one box.
+    let folded = view::layout(&nixl_pull(8.0, 8.0));
+    assert_eq!(
+        row(&folded),
+        ["P ×8", "egress ×8", "ingress ×8", "D ×8", "think"]
+    );
+    assert_eq!(folded.pools.len(), 2);
+    assert!(folded.width <= view::SCREEN_W, "{}", folded.width);
+    // Four members are drawn one by one.
+    let four = view::layout(&nixl_pull(4.0, 4.0));
+    assert_eq!(four.stations.len(), 4 * 4 + 1);
+    // --by-family folds even a family of two.
+    let by_family = view::layout_folded(&nixl_pull(2.0, 2.0), Fold::ByFamily);
+    assert_eq!(
+        row(&by_family),
+        ["P ×2", "egress ×2", "ingress ×2", "D ×2", "think"]
+    );
+    // --members draws all 33 stations and 16 pools of the defaults.
+    let members = view::layout_folded(&nixl_pull(8.0, 8.0), Fold::Members);
+    assert_eq!((members.stations.len(), members.pools.len()), (33, 16));
+    let svg = view::svg_folded(&nixl_pull(8.0, 8.0), "x", Fold::Members);
+    assert!(svg.contains(">P[7]</text>") && svg.contains(">kvD[7]</text>"));
+    assert!(!svg.contains('×'), "no folded box");
+}
+
+#[test]
+fn a_large_deployment_drawn_member_by_member_fits_a_screens_width_in_rows() {
+    use serq::view::Fold;
+    for n in [8.0, 32.0, 500.0] {
+        let l = view::layout_folded(&nixl_pull(n, n), Fold::Members);
+        assert!(l.width <= view::SCREEN_W, "{n}: {}", l.width);
+        assert_eq!(l.stations.len(), 4 * n as usize + 1);
+    }
+    // At 8 + 8 (one row of them all would be 5 502 px): every family of 8
+    // stands in 4 rows of 2, so P, the NICs and D read alike.
+    let l = view::layout_folded(&nixl_pull(8.0, 8.0), Fold::Members);
+    let rows = |name: &str| {
+        l.stations
+            .iter()
+            .filter(|s| s.label.starts_with(&format!("{name}[")))
+            .map(|s| s.row)
+            .max()
+    };
+    for name in ["P", "egress", "ingress", "D"] {
+        assert_eq!(rows(name), Some(3), "{name}");
+    }
+    // P[1] stands right of P[0] in the top row, P[2] under P[0].
+    let at = |label: &str| {
+        let s = l.stations.iter().find(|s| s.label == label).expect("drawn");
+        (s.x, s.row)
+    };
+    assert_eq!(at("P[1]").1, 0);
+    assert!(at("P[1]").0 > at("P[0]").0);
+    assert_eq!(at("P[2]"), (at("P[0]").0, 1));
+}
+
+#[test]
+fn the_members_drawing_of_nixl_pull_is_its_golden_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let golden = root.join("tests/view/members/pd-disaggregation__nixl_pull.svg");
+    let svg = view::svg_folded(
+        &nixl_pull(8.0, 8.0),
+        "examples/pd-disaggregation/nixl_pull.sq",
+        serq::view::Fold::Members,
+    );
+    if std::env::var("SERQ_BLESS").is_ok_and(|v| v == "1") {
+        std::fs::create_dir_all(golden.parent().expect("a directory")).expect("writable");
+        std::fs::write(&golden, &svg).expect("the golden file is writable");
+        return;
+    }
+    let expected = std::fs::read_to_string(&golden).expect("the golden file exists");
+    assert!(
+        expected == svg,
+        "differs from {} (rewrite with SERQ_BLESS=1 cargo test --test view)",
+        golden.display()
+    );
 }
 
 #[test]
@@ -180,20 +349,18 @@ fn no_arrow_runs_between_the_stations_of_one_flow() {
 #[test]
 fn a_leftward_arrow_is_a_return() {
     let layout = view::layout(&compile(REORDERED));
-    // Row a c d b: the session leaves the flow at b (rightmost) for c (second).
-    let c = layout
-        .stations
-        .iter()
-        .position(|s| s.label == "c")
-        .expect("c drawn") as i64;
-    let back = layout
-        .arrows
-        .iter()
-        .find(|a| a.head.first == c)
-        .expect("an arrow enters c");
-    assert_eq!(back.shape, Shape::Return);
-    // a -> d passes over c: an arc, not a line through c.
-    let over = layout
+    // Row a d b c, along the path: no arrow goes back.
+    assert!(layout.arrows.iter().all(|a| a.shape != Shape::Return));
+    // A branch that skips a run: a -> c passes over b: an arc, not a
+    // line through it.
+    let skipping = view::layout(&compile(
+        "stage a : delay; stage b : delay; stage c : delay;
+         workload { arrive poisson(1); }
+         session { run a (1); branch with (0.5) { run b (1); } run c (1); }
+         run { horizon 10; }",
+    ));
+    assert_eq!(row(&skipping), ["a", "b", "c"]);
+    let over = skipping
         .arrows
         .iter()
         .find(|a| a.tail.first == 0 && a.head.first == 2);

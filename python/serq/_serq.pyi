@@ -84,6 +84,15 @@ class Observe:
     def cv2(self) -> float:
         """The squared coefficient of variation; NaN below 2 samples."""
     @property
+    def p50(self) -> float:
+        """The nearest-rank median; NaN without samples."""
+    @property
+    def p90(self) -> float:
+        """The nearest-rank 90th percentile; NaN without samples."""
+    @property
+    def p95(self) -> float:
+        """The nearest-rank 95th percentile; NaN without samples."""
+    @property
     def p99(self) -> float:
         """The nearest-rank 99th percentile; NaN without samples."""
     @property

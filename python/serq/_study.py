@@ -30,8 +30,9 @@ def replicate(
     strict: bool = False,
 ) -> Any:
     """Run ``program`` ``replications`` times, replication k on seed
-    ``program.seed + k``, and return one row, as ``serq sweep`` writes it
-    for the program's file without ``--grid``: ``replications``,
+    ``program.seed + k``, and return a list holding one row (the shape
+    ``sweep`` returns, so one loop reads both), the row ``serq sweep``
+    writes for the program's file without ``--grid``: ``replications``,
     ``stable`` (``False`` when a replication's live sessions grow, ``None``
     when not judged), then for each observation ``OBS.mean``, ``OBS.ci``
     (the mean across replications and its 95% Student-t half-width),
@@ -42,7 +43,7 @@ def replicate(
     ``executor``: ``None`` (all local cores), ``"ray"`` (one Ray task per
     replication, after ``ray.init``), a ``dask.distributed.Client``, or a
     ``concurrent.futures.Executor``. ``frame=True`` returns a pandas
-    DataFrame instead of a list of dicts. ``strict=True`` makes a computed
+    DataFrame of one row instead of the list of one dict. ``strict=True`` makes a computed
     negative amount a run-time error (``serq run --strict``); without it
     such amounts are taken as 0 and counted in the ``warnings`` column.
     ``slo`` (``"ttft<=0.5"`` or a list of bounds) adds ``slo.attainment``,

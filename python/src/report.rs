@@ -276,6 +276,24 @@ impl Observe {
         figure(self.summary.cv2)
     }
 
+    /// The nearest-rank median (NaN without samples).
+    #[getter]
+    fn p50(&self) -> f64 {
+        figure(self.summary.p50)
+    }
+
+    /// The nearest-rank 90th percentile (NaN without samples).
+    #[getter]
+    fn p90(&self) -> f64 {
+        figure(self.summary.p90)
+    }
+
+    /// The nearest-rank 95th percentile (NaN without samples).
+    #[getter]
+    fn p95(&self) -> f64 {
+        figure(self.summary.p95)
+    }
+
     /// The nearest-rank 99th percentile (NaN without samples).
     #[getter]
     fn p99(&self) -> f64 {

@@ -52,6 +52,18 @@ def test_an_observation_has_its_samples_and_statistics():
     assert done.ci == math.inf
 
 
+def test_an_observation_has_the_json_reports_percentiles():
+    r = report()
+    done = r.observe("done")
+    # Nearest rank over [1, 3]: p50 is the ⌈0.5·2⌉ = 1st, p90 and p95 the 2nd.
+    assert (done.p50, done.p90, done.p95, done.p99) == (1.0, 3.0, 3.0, 3.0)
+    fields = json.loads(r.json())["observes"]["done"]
+    for name in ("p50", "p90", "p95", "p99"):
+        assert getattr(done, name) == fields[name], name
+    never = r.observe("never")
+    assert all(math.isnan(getattr(never, name)) for name in ("p50", "p90", "p95"))
+
+
 def test_an_unreached_observation_is_listed_with_nan_figures():
     never = report().observe("never")
     assert (never.count, never.samples) == (0, [])

@@ -65,6 +65,13 @@ def test_replicate_is_one_row_of_the_sweep_columns(run_cli):
     assert (rows[0]["response.mean"], rows[0]["response.ci"]) == (response["mean"], response["ci"])
 
 
+def test_replicate_returns_a_list_holding_one_row_as_documented():
+    rows = serq.replicate(serq.compile(MM1), replications=2)
+    # The same shape as sweep's rows, so one loop reads both.
+    assert isinstance(rows, list) and len(rows) == 1 and isinstance(rows[0], dict)
+    assert "a list holding one row" in " ".join(serq.replicate.__doc__.split())
+
+
 def test_one_replication_has_no_interval():
     rows = serq.replicate(serq.compile(MM1))
     assert rows[0]["replications"] == 1 and rows[0]["response.ci"] is None

@@ -17,6 +17,7 @@ mod admission;
 mod decls;
 mod defs;
 mod exprs;
+mod lints;
 mod names;
 mod options;
 mod stmts;
@@ -115,6 +116,11 @@ struct Linker<'a> {
     share: Option<(ir::Share, Span)>,
     workload_span: Option<Span>,
     run_span: Option<Span>,
+    /// The spans of the `def` items: an error inside one is an error of
+    /// each use, reported once with the uses as notes.
+    def_spans: Vec<Span>,
+    /// The use site (in the session's text) of the statement being lowered.
+    lowering: Option<Span>,
 }
 
 /// Links a parsed program. `source` is the text it was parsed from (for
@@ -136,6 +142,18 @@ pub fn link_sources(
     sources: &Sources,
     overrides: &Overrides,
 ) -> Result<ir::ValidProgram, Vec<Diagnostic>> {
+    link_with_lints(program, sources, overrides).map(|(program, _)| program)
+}
+
+/// Links as [`link_sources`] does and, for a program that links, also
+/// returns the lints' warnings (an attribute set and never read, one read
+/// before anything sets it), in the order of the program's text. The
+/// warnings never change the program.
+pub fn link_with_lints(
+    program: &ast::Program,
+    sources: &Sources,
+    overrides: &Overrides,
+) -> Result<(ir::ValidProgram, Vec<Diagnostic>), Vec<Diagnostic>> {
     let mut l = Linker {
         items: &program.items,
         diags: Vec::new(),
@@ -163,6 +181,15 @@ pub fn link_sources(
         share: None,
         workload_span: None,
         run_span: None,
+        def_spans: program
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::Item::Def { span, .. } => Some(*span),
+                _ => None,
+            })
+            .collect(),
+        lowering: None,
     };
     l.fold_lets(&overrides.sets);
     let mut def_diags = Vec::new();
@@ -195,7 +222,7 @@ pub fn link_sources(
     let arrival = l.arrival(parts.arrive.as_ref());
     let options = l.run_options(overrides);
     if !l.diags.is_empty() {
-        return Err(l.diags);
+        return Err(merge_repeats(l.diags));
     }
     // Run-time errors show a position in the program's file: a statement
     // written in a library is placed at the use that spliced it.
@@ -242,12 +269,46 @@ pub fn link_sources(
         positions: Some(positions),
     };
     match program.validate() {
-        Ok(valid) => Ok(valid),
+        Ok(valid) => {
+            let names = lints::Names {
+                attrs: &valid.attrs,
+                written: &l.written,
+                bound: &l.bound,
+                spans: &l.spans,
+                sources,
+            };
+            let mut warnings = lints::lints(&valid, &names);
+            warnings.sort_by_key(|d| (d.span.start, d.rule));
+            Ok((valid, warnings))
+        }
         Err(errors) => Err(errors
             .into_iter()
             .map(|e| blame_flags(l.diagnostic_of(&e), overrides))
             .collect()),
     }
+}
+
+/// Merges the diagnostics that say the same thing at the same place (a
+/// fault inside a `def`, met once per use) into the first, which gathers
+/// the others' notes (their use sites): one error, every use named.
+fn merge_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for d in diagnostics {
+        let same = out
+            .iter_mut()
+            .find(|o| o.rule == d.rule && o.span == d.span && o.message == d.message);
+        match same {
+            Some(first) => {
+                for note in d.secondary {
+                    if !first.secondary.contains(&note) {
+                        first.secondary.push(note);
+                    }
+                }
+            }
+            None => out.push(d),
+        }
+    }
+    out
 }
 
 /// A fault of the run options that an override took part in names it: the
@@ -304,7 +365,17 @@ struct RunOptions {
 }
 
 impl<'a> Linker<'a> {
-    fn err(&mut self, d: Diagnostic) {
+    fn err(&mut self, mut d: Diagnostic) {
+        // A fault inside a `def`, met while lowering one of its uses: name
+        // the use (the same fault at each use is merged into one).
+        let within =
+            |outer: Span, inner: Span| outer.start <= inner.start && inner.end <= outer.end;
+        if let Some(site) = self.lowering
+            && let Some(&def) = self.def_spans.iter().find(|&&def| within(def, d.span))
+            && !within(def, site)
+        {
+            d = d.with_secondary(site, "in this use of the definition");
+        }
         self.diags.push(d);
     }
 

@@ -127,6 +127,15 @@ impl Linker<'_> {
     }
 
     fn lower_stmt(&mut self, s: &ast::Stmt, b: usize) {
+        let outer = self.lowering;
+        // Where the statement stands in the session's text: its own span,
+        // or the use it was spliced at from a statement `def`.
+        self.lowering = Some(s.site.unwrap_or(s.span));
+        self.lower_stmt_at(s, b);
+        self.lowering = outer;
+    }
+
+    fn lower_stmt_at(&mut self, s: &ast::Stmt, b: usize) {
         let span = s.span;
         let site = s.site.unwrap_or(span);
         let stmt = match &s.kind {

@@ -107,6 +107,7 @@ impl Report {
                     fixed(s.cv2, 3),
                     fixed(s.p50, 4),
                     fixed(s.p90, 4),
+                    fixed(s.p95, 4),
                     fixed(s.p99, 4),
                 ]
             });
@@ -118,6 +119,7 @@ impl Report {
                 ("cv²", 9),
                 ("p50", 11),
                 ("p90", 11),
+                ("p95", 11),
                 ("p99", 11),
             ];
             aligned(&mut out, &head, rows.collect());

@@ -317,12 +317,12 @@ fn y_label(y: &str) -> String {
     }
 }
 
-/// The lines' colours (Tableau 10), distinct on white and in grey.
-const LINE_COLORS: [(u8, u8, u8); 10] = [
+/// The lines' colours (Tableau 10 without its red, which is the unstable
+/// rings' colour alone: the second line was that red), distinct on white.
+const LINE_COLORS: [(u8, u8, u8); 9] = [
     (31, 119, 180),
-    (214, 39, 40),
-    (44, 160, 44),
     (255, 127, 14),
+    (44, 160, 44),
     (148, 103, 189),
     (140, 86, 75),
     (227, 119, 194),
@@ -330,6 +330,42 @@ const LINE_COLORS: [(u8, u8, u8); 10] = [
     (188, 189, 34),
     (23, 190, 207),
 ];
+
+/// The colour of the rings around unstable points, used by no line.
+const UNSTABLE: RGBColor = RGBColor(200, 0, 0);
+
+/// The chart's size, the legend below it left out.
+const CHART: (u32, u32) = (900, 600);
+
+/// One legend entry: its swatch (a line, or an unstable ring) and text.
+enum Swatch {
+    Line(RGBColor),
+    Ring,
+    Target,
+}
+
+/// The target line's grey.
+const TARGET: RGBColor = RGBColor(60, 60, 60);
+
+/// Where each legend entry stands below the chart, rows of entries
+/// wrapped at the chart's width: ((x, y) of each entry's left middle, the
+/// legend's height).
+fn legend_places(labels: &[String]) -> (Vec<(i32, i32)>, u32) {
+    let (mut x, mut y) = (20, 16);
+    let mut places = Vec::new();
+    for label in labels {
+        // A swatch of 30 px, the text (about 8 px a character), a gap.
+        let w = 30 + 8 * label.chars().count() as i32 + 24;
+        if x > 20 && x + w > CHART.0 as i32 - 20 {
+            x = 20;
+            y += 22;
+        }
+        places.push((x, y));
+        x += w;
+    }
+    let height = if labels.is_empty() { 0 } else { y as u32 + 16 };
+    (places, height)
+}
 
 /// Draws the chart into `svg`, y linear or logarithmic.
 #[allow(clippy::too_many_arguments)]
@@ -348,9 +384,53 @@ where
     Y::CoordDescType: plotters::coord::ranged1d::ValueFormatter<f64>,
 {
     let x_range = xs.clone();
-    let root = SVGBackend::with_string(svg, (900, 600)).into_drawing_area();
+    let has_unstable = lines.iter().flat_map(|(_, p)| p).any(|p| p.3);
+    let mut entries: Vec<(String, Swatch)> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, (label, _))| {
+            let (r, g, b) = LINE_COLORS[i % LINE_COLORS.len()];
+            (label.clone(), Swatch::Line(RGBColor(r, g, b)))
+        })
+        .collect();
+    if let Some(t) = target.filter(|t| t.is_finite()) {
+        entries.push((format!("target {t}"), Swatch::Target));
+    }
+    if has_unstable {
+        entries.push(("unstable: live sessions grow".to_string(), Swatch::Ring));
+    }
+    let labels: Vec<String> = entries.iter().map(|(l, _)| l.clone()).collect();
+    let (places, legend_h) = legend_places(&labels);
+    // The legend stands below the chart, where it covers no line.
+    let root = SVGBackend::with_string(svg, (CHART.0, CHART.1 + legend_h)).into_drawing_area();
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
+    let (upper, lower) = root.split_vertically(CHART.1);
+    for ((label, swatch), &(lx, ly)) in entries.iter().zip(&places) {
+        match swatch {
+            Swatch::Line(color) => {
+                lower.draw(&PathElement::new(
+                    vec![(lx, ly), (lx + 22, ly)],
+                    color.stroke_width(2),
+                ))?;
+                lower.draw(&Circle::new((lx + 11, ly), 3, color.filled()))?;
+            }
+            Swatch::Ring => lower.draw(&Circle::new((lx + 11, ly), 6, UNSTABLE.stroke_width(2)))?,
+            Swatch::Target => {
+                for dash in [lx, lx + 16] {
+                    lower.draw(&PathElement::new(
+                        vec![(dash, ly), (dash + 7, ly)],
+                        TARGET.stroke_width(2),
+                    ))?;
+                }
+            }
+        }
+        lower.draw(&Text::new(
+            label.as_str(),
+            (lx + 30, ly - 7),
+            ("sans-serif", 14).into_font(),
+        ))?;
+    }
+    let mut chart = ChartBuilder::on(&upper)
         .caption(title, ("sans-serif", 22))
         .margin(20)
         .x_label_area_size(45)
@@ -364,18 +444,13 @@ where
         .label_style(("sans-serif", 14))
         .light_line_style(RGBColor(240, 240, 240))
         .draw()?;
-    for (i, (label, points)) in lines.iter().enumerate() {
+    for (i, (_, points)) in lines.iter().enumerate() {
         let (r, g, b) = LINE_COLORS[i % LINE_COLORS.len()];
         let color = RGBColor(r, g, b);
-        chart
-            .draw_series(LineSeries::new(
-                points.iter().map(|&(px, m, _, _)| (px, m)),
-                color.stroke_width(2),
-            ))?
-            .label(label.as_str())
-            .legend(move |(lx, ly)| {
-                PathElement::new(vec![(lx, ly), (lx + 20, ly)], color.stroke_width(2))
-            });
+        chart.draw_series(LineSeries::new(
+            points.iter().map(|&(px, m, _, _)| (px, m)),
+            color.stroke_width(2),
+        ))?;
         chart.draw_series(
             points
                 .iter()
@@ -394,20 +469,14 @@ where
         }))?;
     }
     if let Some(t) = target.filter(|t| t.is_finite()) {
-        let grey = RGBColor(60, 60, 60);
         // A dashed line: short segments across the x range.
         let (a, b) = (x_range.start, x_range.end);
         let n = 60;
         let step = (b - a) / n as f64;
-        chart
-            .draw_series((0..n).step_by(2).map(|i| {
-                let from = a + i as f64 * step;
-                PathElement::new(vec![(from, t), (from + step, t)], grey.stroke_width(2))
-            }))?
-            .label(format!("target {t}"))
-            .legend(move |(lx, ly)| {
-                PathElement::new(vec![(lx, ly), (lx + 20, ly)], grey.stroke_width(2))
-            });
+        chart.draw_series((0..n).step_by(2).map(|i| {
+            let from = a + i as f64 * step;
+            PathElement::new(vec![(from, t), (from + step, t)], TARGET.stroke_width(2))
+        }))?;
     }
     let unstable: Vec<(f64, f64)> = lines
         .iter()
@@ -415,24 +484,11 @@ where
         .filter(|p| p.3)
         .map(|&(px, m, _, _)| (px, m))
         .collect();
-    if !unstable.is_empty() {
-        let red = RGBColor(200, 0, 0);
-        chart
-            .draw_series(
-                unstable
-                    .iter()
-                    .map(|&p| Circle::new(p, 8, red.stroke_width(2))),
-            )?
-            .label("unstable: live sessions grow")
-            .legend(move |(lx, ly)| Circle::new((lx + 10, ly), 6, red.stroke_width(2)));
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font(("sans-serif", 14))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
+    chart.draw_series(
+        unstable
+            .iter()
+            .map(|&p| Circle::new(p, 8, UNSTABLE.stroke_width(2))),
+    )?;
     root.present()?;
     Ok(())
 }

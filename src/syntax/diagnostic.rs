@@ -19,6 +19,19 @@ pub struct Diagnostic {
     pub secondary: Vec<(Span, String)>,
     /// How to mend it, when there is a way.
     pub help: Option<String>,
+    /// An error (the program is refused) or a warning (a lint: it runs).
+    pub severity: Severity,
+}
+
+/// Whether a diagnostic refuses the program.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Severity {
+    /// The program is refused.
+    #[default]
+    Error,
+    /// A lint: the program links and runs as written; the exit status and
+    /// the reports do not change.
+    Warning,
 }
 
 impl Diagnostic {
@@ -31,6 +44,15 @@ impl Diagnostic {
             label: String::new(),
             secondary: Vec::new(),
             help: None,
+            severity: Severity::Error,
+        }
+    }
+
+    /// A warning (a lint) with a rule, a message and a place.
+    pub fn warning(rule: &'static str, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::new(rule, span, message)
         }
     }
 

@@ -13,7 +13,7 @@ pub mod shipped;
 pub mod sources;
 pub mod spelling;
 
-pub use diagnostic::{Diagnostic, render};
+pub use diagnostic::{Diagnostic, Severity, render};
 pub use lexer::KEYWORDS;
 pub use parser::{parse, parse_at, parse_expr};
 pub use sources::Sources;

@@ -75,6 +75,15 @@ impl Sources {
             .unwrap_or(0)
     }
 
+    /// The text a span covers, when it lies within one file on char
+    /// boundaries.
+    pub fn text_at(&self, span: Span) -> Option<&str> {
+        let f = &self.files[self.file_of(span.start)];
+        let start = span.start.checked_sub(f.base)? as usize;
+        let end = span.end.checked_sub(f.base)? as usize;
+        f.text.get(start..end)
+    }
+
     /// The file, 1-based line and column of an offset.
     pub fn line_col(&self, offset: u32) -> (&SourceFile, u32, u32) {
         let f = &self.files[self.file_of(offset)];
@@ -112,7 +121,11 @@ impl Sources {
                 let (id, range) = place(*span);
                 labels.push(Label::secondary(id, range).with_message(message.clone()));
             }
-            let mut cs = CsDiagnostic::error()
+            let cs = match d.severity {
+                super::Severity::Error => CsDiagnostic::error(),
+                super::Severity::Warning => CsDiagnostic::warning(),
+            };
+            let mut cs = cs
                 .with_message(&d.message)
                 .with_code(d.rule)
                 .with_labels(labels);

@@ -10,8 +10,15 @@ use super::path::{Point, Target, Visit, Walk};
 use crate::ir::Program;
 use std::collections::BTreeMap;
 
-/// Families larger than this are drawn as one station `name ×N`.
-pub const COLLAPSE_ABOVE: usize = 8;
+/// By default ([`Fold::Auto`]), families larger than this are drawn as one
+/// station `name ×N`: at nixl_pull.sq's 8 + 8 every member drawn made a
+/// drawing 5 502 px wide in one row; four members side by side still read.
+pub const COLLAPSE_ABOVE: usize = 4;
+/// The width a row (of stations, or of pools) is fitted to: a family whose
+/// members would make the row wider is drawn in a grid of fewer columns.
+pub const SCREEN_W: i32 = 1920;
+/// The vertical gap between two rows of a family's grid.
+pub const ROW_GAP: i32 = 10;
 /// Width of a character of the labels' monospace font, in pixels.
 pub const CHAR_W: i32 = 8;
 /// Height of a station box.
@@ -30,6 +37,30 @@ const FLOW_GAP: i32 = 18;
 const FAMILY_GAP: i32 = 56;
 const POOL_GAP: i32 = 24;
 
+/// Which families the drawing folds into one box `name ×N`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fold {
+    /// Those of more than [`COLLAPSE_ABOVE`] members (`serq draw`'s default).
+    #[default]
+    Auto,
+    /// Every family of more than one member (`--by-family`).
+    ByFamily,
+    /// None: one box per member (`--members`), a large family in a grid
+    /// of as many columns as fit [`SCREEN_W`].
+    Members,
+}
+
+impl Fold {
+    /// Whether a family of `count` members is drawn as one box.
+    pub fn folds(self, count: usize) -> bool {
+        match self {
+            Fold::Auto => count > COLLAPSE_ABOVE,
+            Fold::ByFamily => count > 1,
+            Fold::Members => false,
+        }
+    }
+}
+
 /// A box in a row: a stage (or pool) member, or a collapsed family.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Station {
@@ -43,6 +74,8 @@ pub struct Station {
     pub x: i32,
     /// Width.
     pub w: i32,
+    /// The row of its family's grid it stands in (0 for the top row).
+    pub row: i32,
 }
 
 /// A declared family of stages or pools and the stations drawing it.
@@ -54,6 +87,10 @@ pub struct Family {
     pub count: usize,
     /// First and last station (inclusive) in the row.
     pub stations: (usize, usize),
+    /// Whether it is drawn as one box `name ×N`.
+    pub folded: bool,
+    /// The columns of its grid of members (1 when folded).
+    pub columns: usize,
 }
 
 impl Family {
@@ -194,8 +231,12 @@ pub struct Layout {
     pub sink_x: i32,
     /// Top of the pool row.
     pub pool_top: i32,
+    /// Height of the pool row: its tallest grid, frames left out.
+    pub pools_h: i32,
     /// Top of the station row.
     pub row_top: i32,
+    /// Height of the station row: its tallest grid, frames left out.
+    pub stations_h: i32,
     /// Total width.
     pub width: i32,
     /// Total height.
@@ -213,6 +254,8 @@ fn families_of<'a>(names: impl Iterator<Item = &'a str>) -> Vec<Family> {
                 base: i,
                 count: 1,
                 stations: (0, 0),
+                folded: false,
+                columns: 1,
             }),
         }
         last = Some(name);
@@ -229,38 +272,101 @@ fn member_family(families: &[Family]) -> Vec<usize> {
     of
 }
 
-/// The station row's order of families: declaration order, except that the
-/// stations of a flow are moved next to its first stage, in the run's order.
-/// A family already moved into another flow's block stays where it is.
-pub fn row_order(family_of: &[usize], count: usize, flows: &[Visit]) -> Vec<usize> {
-    let mut blocks: Vec<Vec<usize>> = (0..count).map(|f| vec![f]).collect();
-    let block_of = |blocks: &[Vec<usize>], f: usize| blocks.iter().position(|b| b.contains(&f));
-    for flow in flows {
-        let mut fams: Vec<usize> = Vec::new();
-        for t in &flow.0 {
-            let (Target::Member(m) | Target::Family(m)) = *t;
-            let f = family_of[m];
-            if !fams.contains(&f) {
-                fams.push(f);
-            }
+/// The station row's order of families: the order the session's path
+/// first reaches them (its arrows in program order), so that arrows run
+/// left to right and only a loop's way back (or a branch's) returns; the
+/// stations of a flow stand right after its first stage, in the run's
+/// order. Families the path never reaches follow, in declaration order.
+/// A family already placed (by an earlier arrow or flow) stays where it is.
+pub fn row_order(family_of: &[usize], count: usize, walk: &Walk) -> Vec<usize> {
+    let mut order: Vec<usize> = Vec::new();
+    let place = |f: usize, order: &mut Vec<usize>| {
+        if !order.contains(&f) {
+            order.push(f);
         }
-        for &f in &fams[1..] {
-            let (Some(anchor), Some(at)) = (block_of(&blocks, fams[0]), block_of(&blocks, f))
-            else {
+    };
+    let target_family = |t: Target| {
+        let (Target::Member(m) | Target::Family(m)) = t;
+        family_of[m]
+    };
+    for e in &walk.edges {
+        for p in [e.from, e.to] {
+            let Point::At(t) = p else { continue };
+            let f = target_family(t);
+            let fresh = !order.contains(&f);
+            place(f, &mut order);
+            if !fresh {
                 continue;
-            };
-            if at != anchor && blocks[at].len() == 1 {
-                blocks.remove(at);
-                let anchor = if at < anchor { anchor - 1 } else { anchor };
-                blocks[anchor].push(f);
+            }
+            for flow in walk.flows.iter().filter(|v| target_family(v.first()) == f) {
+                for &t in &flow.0 {
+                    place(target_family(t), &mut order);
+                }
             }
         }
     }
-    blocks.concat()
+    for f in 0..count {
+        place(f, &mut order);
+    }
+    order
+}
+
+/// The width of a box for these two lines of text.
+fn box_width(label: &str, detail: &str) -> i32 {
+    let chars = label.chars().count().max(detail.chars().count()) as i32;
+    (chars * CHAR_W + 18).max(64)
+}
+
+/// The width of a family drawn as a grid of `columns` columns of boxes
+/// `w` wide (its frame included when it has several members).
+fn grid_width(count: usize, columns: usize, w: i32) -> i32 {
+    let c = columns as i32;
+    let frame = if count > 1 { 2 * FRAME_PAD } else { 0 };
+    c * w + (c - 1) * MEMBER_GAP + frame
+}
+
+/// Chooses each unfolded family's columns so that the row, `gaps` wide
+/// between its families, fits [`SCREEN_W`] where it can: every family
+/// side by side in one row when that fits, else the fewest rows `r` that
+/// fit, each family in at most `r` rows of `⌈members / r⌉` columns (so
+/// the grids of a deployment's families read alike, P beside D, and the
+/// drawing is as short as the width allows).
+fn fit_columns(families: &mut [Family], widths: &[i32], gaps: i32) {
+    let most = families.iter().map(|f| f.count).max().unwrap_or(1).max(1);
+    let columns = |f: &Family, rows: usize| {
+        if f.folded {
+            1
+        } else {
+            f.count.div_ceil(rows).max(1)
+        }
+    };
+    let width = |rows: usize| {
+        families
+            .iter()
+            .zip(widths)
+            .map(|(f, &w)| grid_width(f.count, columns(f, rows), w))
+            .sum::<i32>()
+            + gaps
+    };
+    // The width only shrinks as the rows grow: the fewest that fit, by halving.
+    let (mut lo, mut hi) = (1, most);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if width(mid) <= SCREEN_W {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    for f in families.iter_mut() {
+        f.columns = columns(f, lo);
+    }
 }
 
 /// Lays out a row of families in `order`: their stations left to right from
-/// `x`, with `gap(previous, next)` between families. Returns the right edge.
+/// `x` (a family's members in a grid of its `columns`, all its boxes as
+/// wide as its widest), with `gap(previous, next)` between families.
+/// Returns the right edge.
 fn place_row(
     families: &mut [Family],
     order: &[usize],
@@ -275,36 +381,63 @@ fn place_row(
         }
         let family = &mut families[fi];
         let first = boxes.len();
-        let members: Vec<usize> = if family.count > COLLAPSE_ABOVE {
+        let members: Vec<usize> = if family.folded {
             vec![usize::MAX]
         } else {
             (0..family.count).collect()
         };
-        if family.count > 1 && family.count <= COLLAPSE_ABOVE {
+        let framed = members.len() > 1;
+        if framed {
             x += FRAME_PAD;
         }
-        for (n, &m) in members.iter().enumerate() {
-            if n > 0 {
-                x += MEMBER_GAP;
-            }
-            let (label, detail) = text(fi, m);
-            let chars = label.chars().count().max(detail.chars().count()) as i32;
-            let w = (chars * CHAR_W + 18).max(64);
+        let texts: Vec<(String, String)> = members.iter().map(|&m| text(fi, m)).collect();
+        let w = texts.iter().map(|(l, d)| box_width(l, d)).fold(0, i32::max);
+        let columns = family.columns.clamp(1, members.len());
+        for (n, (label, detail)) in texts.into_iter().enumerate() {
+            let (col, row) = ((n % columns) as i32, (n / columns) as i32);
             boxes.push(Station {
                 label,
                 detail,
                 family: fi,
-                x,
+                x: x + col * (w + MEMBER_GAP),
                 w,
+                row,
             });
-            x += w;
         }
-        if family.count > 1 && family.count <= COLLAPSE_ABOVE {
+        x += columns as i32 * w + (columns as i32 - 1) * MEMBER_GAP;
+        if framed {
             x += FRAME_PAD;
         }
         family.stations = (first, boxes.len() - 1);
     }
     x
+}
+
+/// The widest box of each family (the width all its boxes are drawn).
+fn box_widths(families: &[Family], text: impl Fn(usize, usize) -> (String, String)) -> Vec<i32> {
+    families
+        .iter()
+        .enumerate()
+        .map(|(fi, f)| {
+            let members: Vec<usize> = if f.folded {
+                vec![usize::MAX]
+            } else {
+                (0..f.count).collect()
+            };
+            members
+                .iter()
+                .map(|&m| {
+                    let (l, d) = text(fi, m);
+                    box_width(&l, &d)
+                })
+                .fold(0, i32::max)
+        })
+        .collect()
+}
+
+/// The rows of the tallest grid in a row of boxes.
+pub fn row_count(boxes: &[Station]) -> i32 {
+    boxes.iter().map(|b| b.row + 1).max().unwrap_or(1)
 }
 
 /// The label of member `m` of a family named `name` of `count` members
@@ -332,11 +465,13 @@ fn spot(families: &[Family], family_of: &[usize], boxes: &[Station], t: Target) 
         _ => family.stations,
     };
     let pad = if first != last { FRAME_PAD } else { 0 };
+    // A family in a grid: its leftmost and rightmost columns.
+    let members = &boxes[first..=last];
     Spot {
         first: first as i64,
         last: last as i64,
-        x0: boxes[first].x - pad,
-        x1: boxes[last].x + boxes[last].w + pad,
+        x0: members.iter().map(|b| b.x).fold(i32::MAX, i32::min) - pad,
+        x1: members.iter().map(|b| b.x + b.w).fold(i32::MIN, i32::max) + pad,
     }
 }
 
@@ -353,10 +488,13 @@ fn run_spot(families: &[Family], family_of: &[usize], boxes: &[Station], v: &Vis
 }
 
 /// Lays out a program's deployment view from its IR.
-pub fn layout(program: &Program, walk: &Walk) -> Layout {
+pub fn layout(program: &Program, walk: &Walk, fold: Fold) -> Layout {
     let mut families = families_of(program.stages.iter().map(|s| s.name.as_str()));
+    for f in &mut families {
+        f.folded = fold.folds(f.count);
+    }
     let family_of = member_family(&families);
-    let order = row_order(&family_of, families.len(), &walk.flows);
+    let order = row_order(&family_of, families.len(), walk);
     // Families that stand in one flow's block sit closer: no arrow between them.
     let mut same_block = vec![None; families.len()];
     for (i, flow) in walk.flows.iter().enumerate() {
@@ -382,26 +520,38 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
     let arrival = label::arrival(program);
     let source_x = 20 + END_R.max(arrival.chars().count() as i32 * 7 / 2);
     let spans: Vec<(usize, usize)> = families.iter().map(|f| (f.base, f.count)).collect();
+    let text = |fi: usize, m: usize| {
+        let (base, count) = spans[fi];
+        (
+            member_label(&program.stages[base].name, count, m),
+            label::kind(program, &program.stages[base + m.min(count - 1)].kind),
+        )
+    };
+    let gap = |a: usize, b: usize| match (same_block[a], same_block[b]) {
+        (Some(x), Some(y)) if x == y => FLOW_GAP,
+        _ => room.get(&(Some(a), Some(b))).copied().unwrap_or(FAMILY_GAP),
+    };
+    let last = order.last().copied();
+    let sink_gap = room.get(&(last, None)).copied().unwrap_or(FAMILY_GAP);
+    // Everything in the row but the families: the source, the sink, the gaps.
+    let gaps = source_x
+        + END_R
+        + FAMILY_GAP
+        + sink_gap
+        + 2 * END_R
+        + 24
+        + order.windows(2).map(|w| gap(w[0], w[1])).sum::<i32>();
+    let widths = box_widths(&families, text);
+    fit_columns(&mut families, &widths, gaps);
     let mut stations = Vec::new();
     let right = place_row(
         &mut families,
         &order,
         source_x + END_R + FAMILY_GAP,
         &mut stations,
-        |fi, m| {
-            let (base, count) = spans[fi];
-            (
-                member_label(&program.stages[base].name, count, m),
-                label::kind(program, &program.stages[base + m.min(count - 1)].kind),
-            )
-        },
-        |a, b| match (same_block[a], same_block[b]) {
-            (Some(x), Some(y)) if x == y => FLOW_GAP,
-            _ => room.get(&(Some(a), Some(b))).copied().unwrap_or(FAMILY_GAP),
-        },
+        text,
+        gap,
     );
-    let last = order.last().copied();
-    let sink_gap = room.get(&(last, None)).copied().unwrap_or(FAMILY_GAP);
     let sink_x = right + sink_gap + END_R;
     let n = stations.len() as i64;
     let end_spot = |p: Point| match p {
@@ -465,7 +615,7 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
         })
         .collect();
     let (pool_families, pools, mut links) =
-        pool_row(program, walk, &families, &family_of, &stations);
+        pool_row(program, walk, fold, &families, &family_of, &stations);
     let pool_family_of = member_family(&pool_families);
     let mut leases: Vec<LeaseLink> = Vec::new();
     for lease in &walk.leases {
@@ -496,6 +646,8 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
     }
     spread_ports(&mut links, &mut leases, &mut admits);
     let pool_top = 64;
+    let pools_h = band_height(row_count(&pools), POOL_H);
+    let stations_h = band_height(row_count(&stations), STATION_H);
     // Arcs pushed past the usual highest (90) take the room they rise into.
     let risen = arrows
         .iter()
@@ -506,7 +658,7 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
         + if pools.is_empty() {
             96
         } else {
-            pool_top + POOL_H + 70
+            pool_top + pools_h + 70
         };
     let below = arrows
         .iter()
@@ -521,7 +673,7 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
         .filter(|a| a.shape == Shape::Over)
         .filter_map(|a| Some(a.head.x0 + 16 + a.label.as_ref()?.chars().count() as i32 * SMALL_W))
         .fold(width, |w, right| w.max(right + 12));
-    let height = row_top + STATION_H + FRAME_PAD + below + 16;
+    let height = row_top + stations_h + FRAME_PAD + below + 16;
     Layout {
         arrival,
         share: program.share.map(crate::ir::Share::word),
@@ -537,10 +689,17 @@ pub fn layout(program: &Program, walk: &Walk) -> Layout {
         source_x,
         sink_x,
         pool_top,
+        pools_h,
         row_top,
+        stations_h,
         width,
         height,
     }
+}
+
+/// The height of a band of `rows` rows of boxes `h` high.
+fn band_height(rows: i32, h: i32) -> i32 {
+    rows * h + (rows - 1) * ROW_GAP
 }
 
 /// A link's end at a box, sorted by its other end: that end's middle and
@@ -657,11 +816,15 @@ fn bend(arrows: &mut [Arrow]) {
 fn pool_row(
     program: &Program,
     walk: &Walk,
+    fold: Fold,
     stage_families: &[Family],
     stage_family_of: &[usize],
     stations: &[Station],
 ) -> (Vec<Family>, Vec<Station>, Vec<Link>) {
     let mut families = families_of(program.pools.iter().map(|p| p.name.as_str()));
+    for f in &mut families {
+        f.folded = fold.folds(f.count);
+    }
     let family_of = member_family(&families);
     let runs: Vec<(Target, Spot)> = walk
         .holds
@@ -698,8 +861,12 @@ fn pool_row(
             format!("cap {}", label::number(cap)),
         )
     };
+    let first_x = stations.first().map_or(20, |s| s.x);
+    let widths = box_widths(&families, text);
+    let gaps = first_x + POOL_GAP * families.len() as i32;
+    fit_columns(&mut families, &widths, gaps);
     let mut pools = Vec::new();
-    let mut cursor = stations.first().map_or(20, |s| s.x);
+    let mut cursor = first_x;
     for &(mid, f) in &wanted {
         // Measure the family alone, then place it at its wanted centre.
         let mut probe = Vec::new();

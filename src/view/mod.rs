@@ -9,12 +9,18 @@
 //!
 //! # What is drawn
 //!
-//! - **The station row.** One box per stage member, in declaration order,
-//!   labelled `name` or `name[i]` and its kind (`delay`, `fifo(c)`,
-//!   `ps(φ)`; the fill colour says the kind too). The members of a family of
-//!   2 to [`COLLAPSE_ABOVE`] stand side by side in a grey frame; a larger
-//!   family is one box `name ×N` (its member count) with two shadows
-//!   behind it, so a 500-member array costs one box.
+//! - **The station row.** The stage families in the order the session's
+//!   path first reaches them ([`row_order`]; those it never reaches last, in
+//!   declaration order), so that the path's arrows run left to right. One
+//!   box per member, labelled `name` or `name[i]` and its kind (`delay`,
+//!   `fifo(c)`, `ps(φ)`; the fill colour says the kind too): the members
+//!   of a family of 2 to [`COLLAPSE_ABOVE`] stand side by side in a grey
+//!   frame, and a larger family is *folded* into one box `name ×N` (its
+//!   member count) with two shadows behind it, so a 500-member array costs
+//!   one box ([`Fold`]: `--by-family` folds every family, `--members`
+//!   none). A family whose members would make the row wider than
+//!   [`SCREEN_W`] stands in a grid of fewer columns, so a large deployment
+//!   drawn member by member fits a screen's width.
 //! - **The path.** The session block is walked in program order: each run
 //!   is an arrow from the previous run's last station to its first. A
 //!   reference with a constant index (or a family of one) points at the
@@ -30,12 +36,12 @@
 //!   branch's arm the guard (`more`, `with (0.3)`) or `else`, and `repeat`
 //!   on a loop's way back; an arrow both arms take has no label.
 //! - **Flows.** A run over several stages is one job: its families stand
-//!   side by side in the run's order where its first stage would stand
+//!   side by side in the run's order right after its first stage
 //!   ([`row_order`]), closer together than other families, with a rail (a
 //!   bracket under them, labelled with the share policy) and no arrow
 //!   between them: the session enters at the first and leaves from the last.
-//!   A family moved into one flow's block is not moved again; a later flow
-//!   that cannot then be made adjacent gets a rail over the stations between.
+//!   A family placed earlier is not moved again; a later flow that cannot
+//!   then be made adjacent gets a rail over the stations between.
 //! - **Pools.** A pool row above the stations (`name[i]`, `cap c`), each
 //!   family centred over the runs that happen inside a hold on it, and a
 //!   dashed link from the pool to each such run (to the whole span of a
@@ -55,19 +61,32 @@ mod path;
 mod svg;
 
 pub use layout::{
-    Arrow, COLLAPSE_ABOVE, Family, Layout, LeaseLink, Link, Rail, Shape, Spot, Station, row_order,
+    Arrow, COLLAPSE_ABOVE, Family, Fold, Layout, LeaseLink, Link, Rail, SCREEN_W, Shape, Spot,
+    Station, row_order,
 };
 pub use path::{Edge, Lease, Point, Target, Visit, Walk, walk};
 
 use crate::ir::Program;
 
-/// Lays out a program's deployment view (the data the SVG is drawn from).
+/// Lays out a program's deployment view (the data the SVG is drawn from),
+/// its large families folded ([`Fold::Auto`]).
 pub fn layout(program: &Program) -> Layout {
-    layout::layout(program, &path::walk(program))
+    layout_folded(program, Fold::Auto)
+}
+
+/// Lays out a program's deployment view, its families folded as `fold` says.
+pub fn layout_folded(program: &Program, fold: Fold) -> Layout {
+    layout::layout(program, &path::walk(program), fold)
 }
 
 /// The deployment view of a program as a standalone SVG document, with
-/// `title` (usually the file's name) as its title and heading.
+/// `title` (usually the file's name) as its title and heading, its large
+/// families folded ([`Fold::Auto`]).
 pub fn svg(program: &Program, title: &str) -> String {
-    svg::write(program, &layout(program), title)
+    svg_folded(program, title, Fold::Auto)
+}
+
+/// The deployment view as SVG, its families folded as `fold` says.
+pub fn svg_folded(program: &Program, title: &str, fold: Fold) -> String {
+    svg::write(program, &layout_folded(program, fold), title)
 }

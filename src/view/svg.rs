@@ -4,7 +4,7 @@
 //! coordinate is a whole pixel, so the bytes depend on the program alone.
 
 use super::layout::{
-    Arrow, CHAR_W, END_R, FRAME_PAD, Layout, POOL_H, STATION_H, Shape, Spot, Station,
+    Arrow, CHAR_W, END_R, FRAME_PAD, Layout, POOL_H, ROW_GAP, STATION_H, Shape, Spot, Station,
 };
 use crate::ir::{Program, StageKind};
 use std::fmt::Write;
@@ -118,7 +118,7 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
 
     // Holds first, so that boxes cover the ends of their links.
     for link in &l.links {
-        let (x0, y0) = (link.pool_x, l.pool_top + POOL_H + pad(&link.pool));
+        let (x0, y0) = (link.pool_x, pool_bottom(l, &link.pool));
         let (x1, y1) = (link.run_x, top(l, &link.run));
         writeln!(out, "<path class=\"hold\" d=\"M{x0},{y0} L{x1},{y1}\"/>")?;
     }
@@ -127,7 +127,7 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
     // label), turned by whole degrees and always upright.
     for lease in &l.leases {
         let link = &lease.link;
-        let (x0, y0) = (link.pool_x, l.pool_top + POOL_H + pad(&link.pool));
+        let (x0, y0) = (link.pool_x, pool_bottom(l, &link.pool));
         let (x1, y1) = (link.run_x, top(l, &link.run));
         writeln!(out, "<path class=\"lease\" d=\"M{x0},{y0} L{x1},{y1}\"/>")?;
         let (dx, dy) = (f64::from(x1 - x0), f64::from(y1 - y0));
@@ -145,7 +145,7 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
     }
     // `admit via`: the engine's iterations admit the pool's queue.
     for link in &l.admits {
-        let (x0, y0) = (link.pool_x, l.pool_top + POOL_H + pad(&link.pool));
+        let (x0, y0) = (link.pool_x, pool_bottom(l, &link.pool));
         let (x1, y1) = (link.run_x, top(l, &link.run));
         writeln!(out, "<path class=\"admit\" d=\"M{x0},{y0} L{x1},{y1}\"/>")?;
         writeln!(
@@ -159,12 +159,12 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
         frame(out, &l.pools, f.stations, l.pool_top, POOL_H)?;
     }
     for p in &l.pools {
-        boxed(out, p, "pool", l.pool_top, POOL_H)?;
+        boxed(out, p, "pool", row_y(l.pool_top, p.row, POOL_H), POOL_H)?;
     }
     for f in &l.families {
         if f.is_framed() {
             frame(out, &l.stations, f.stations, l.row_top, STATION_H)?;
-        } else if f.count > 1 {
+        } else if f.folded {
             // A collapsed family: two shadows behind its one box say "many".
             let s = &l.stations[f.stations.0];
             for k in [2, 1] {
@@ -180,11 +180,24 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
     }
     for s in &l.stations {
         let class = format!("station {}", kind_class(program, l.families[s.family].base));
-        boxed(out, s, &class, l.row_top, STATION_H)?;
+        boxed(
+            out,
+            s,
+            &class,
+            row_y(l.row_top, s.row, STATION_H),
+            STATION_H,
+        )?;
     }
-    let rail_y = l.row_top + STATION_H + FRAME_PAD + 8;
     for r in &l.rails {
         let (x0, x1) = (r.x0, r.x1);
+        // Under the rail's own stations, not under a taller grid elsewhere.
+        let low = r
+            .stations
+            .iter()
+            .map(|&s| l.stations[s].row)
+            .max()
+            .unwrap_or(0);
+        let rail_y = row_y(l.row_top, low, STATION_H) + STATION_H + FRAME_PAD + 8;
         writeln!(
             out,
             "<path class=\"rail\" d=\"M{x0},{} L{x0},{rail_y} L{x1},{rail_y} L{x1},{}\"/>",
@@ -206,8 +219,8 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
     for a in &l.arrows {
         let d = match a.shape {
             Shape::Straight => {
-                let y = l.row_top + STATION_H / 2;
-                format!("M{},{y} L{},{y}", a.tail.x1, a.head.x0)
+                let (y0, y1) = (middle(l, &a.tail), middle(l, &a.head));
+                format!("M{},{y0} L{},{y1}", a.tail.x1, a.head.x0)
             }
             Shape::Over => {
                 let (x0, y0) = (a.tail.x1 - 10, top(l, &a.tail));
@@ -219,13 +232,31 @@ fn draw(program: &Program, l: &Layout, title: &str, out: &mut String) -> std::fm
                 // Leave right of the tail's middle, enter left of the head's.
                 let (x0, y0) = (a.tail.mid() + 8, bottom(l, &a.tail));
                 let (x1, y1) = (a.head.mid() - 8, bottom(l, &a.head));
-                let c = y0.max(y1) + a.bend;
+                // An end above the bottom of the row's tallest grid drops
+                // to it first, so that the curve passes under the grid.
+                let low = l.row_top + l.stations_h;
+                let (b0, b1) = (y0.max(low), y1.max(low));
+                let c = b0.max(b1) + a.bend;
                 // A loop onto the same box bulges sideways to look round.
                 let bulge = if a.tail == a.head { 24 } else { 0 };
+                let drop = |x: i32, y: i32, b: i32| {
+                    if b > y {
+                        format!(" L{x},{b}")
+                    } else {
+                        String::new()
+                    }
+                };
+                let (down, up) = (drop(x0, y0, b0), drop(x1, y1, b1));
+                let up = if up.is_empty() {
+                    String::new()
+                } else {
+                    format!(" L{x1},{y1}")
+                };
                 format!(
-                    "M{x0},{y0} C{},{c} {},{c} {x1},{y1}",
+                    "M{x0},{y0}{down} C{},{c} {},{c} {x1},{}{up}",
                     x0 + bulge,
-                    x1 - bulge
+                    x1 - bulge,
+                    b1
                 )
             }
         };
@@ -248,7 +279,8 @@ fn when(out: &mut String, l: &Layout, a: &Arrow, text: &str) -> std::fmt::Result
         ),
         Shape::Over => (a.head.x0 + 16, top(l, &a.head) - 8, "start"),
         Shape::Return => {
-            let y = bottom(l, &a.tail).max(bottom(l, &a.head)) + a.bend * 3 / 4;
+            let low = l.row_top + l.stations_h;
+            let y = bottom(l, &a.tail).max(bottom(l, &a.head)).max(low) + a.bend * 3 / 4;
             ((a.tail.mid() + a.head.mid()) / 2, y + 15, "middle")
         }
     };
@@ -292,12 +324,25 @@ fn is_end(l: &Layout, spot: &Spot) -> bool {
     spot.first < 0 || spot.first >= l.stations.len() as i64
 }
 
+/// The top of row `row` of a band of boxes `h` high from `top`.
+fn row_y(top: i32, row: i32, h: i32) -> i32 {
+    top + row * (h + ROW_GAP)
+}
+
+/// The rows a spot's boxes stand in, first and last.
+fn rows(boxes: &[Station], spot: &Spot) -> (i32, i32) {
+    let (a, b) = (spot.first as usize, spot.last as usize);
+    boxes[a..=b]
+        .iter()
+        .fold((i32::MAX, 0), |(lo, hi), s| (lo.min(s.row), hi.max(s.row)))
+}
+
 /// The top edge of a spot in the station row.
 fn top(l: &Layout, spot: &Spot) -> i32 {
     if is_end(l, spot) {
         l.row_top + STATION_H / 2 - END_R
     } else {
-        l.row_top - pad(spot)
+        row_y(l.row_top, rows(&l.stations, spot).0, STATION_H) - pad(spot)
     }
 }
 
@@ -306,8 +351,23 @@ fn bottom(l: &Layout, spot: &Spot) -> i32 {
     if is_end(l, spot) {
         l.row_top + STATION_H / 2 + END_R
     } else {
-        l.row_top + STATION_H + pad(spot)
+        row_y(l.row_top, rows(&l.stations, spot).1, STATION_H) + STATION_H + pad(spot)
     }
+}
+
+/// Where a straight arrow meets a spot: the middle of its top row.
+fn middle(l: &Layout, spot: &Spot) -> i32 {
+    let row = if is_end(l, spot) {
+        0
+    } else {
+        rows(&l.stations, spot).0
+    };
+    row_y(l.row_top, row, STATION_H) + STATION_H / 2
+}
+
+/// The bottom edge of a spot in the pool row.
+fn pool_bottom(l: &Layout, spot: &Spot) -> i32 {
+    row_y(l.pool_top, rows(&l.pools, spot).1, POOL_H) + POOL_H + pad(spot)
 }
 
 /// A box with its two lines of text.
@@ -331,7 +391,7 @@ fn boxed(out: &mut String, s: &Station, class: &str, y: i32, h: i32) -> std::fmt
     )
 }
 
-/// The frame around a family's member boxes.
+/// The frame around a family's member boxes (all the rows of its grid).
 fn frame(
     out: &mut String,
     boxes: &[Station],
@@ -339,14 +399,16 @@ fn frame(
     y: i32,
     h: i32,
 ) -> std::fmt::Result {
-    let x0 = boxes[a].x - FRAME_PAD;
-    let x1 = boxes[b].x + boxes[b].w + FRAME_PAD;
+    let members = &boxes[a..=b];
+    let x0 = members.iter().map(|s| s.x).fold(i32::MAX, i32::min) - FRAME_PAD;
+    let x1 = members.iter().map(|s| s.x + s.w).fold(0, i32::max) + FRAME_PAD;
+    let rows = members.iter().map(|s| s.row + 1).fold(1, i32::max);
     writeln!(
         out,
         "<rect class=\"frame\" x=\"{x0}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"9\"/>",
         y - FRAME_PAD,
         x1 - x0,
-        h + 2 * FRAME_PAD
+        row_y(0, rows - 1, h) + h + 2 * FRAME_PAD
     )
 }
 
