@@ -925,23 +925,41 @@ impl RowSink {
     }
 }
 
+/// The source program a study (`verb`: sweep or search) reads, with its
+/// output files checked before any run: `out` (its path, `--resume`,
+/// `--force`) and the plot's path.
+fn study_input(
+    path: &Path,
+    verb: &str,
+    (out, resume, force): (Option<&Path>, bool, bool),
+    plot: Option<&Path>,
+) -> Result<Input, Failure> {
+    let input = Input::read(path)?;
+    if input.is_ir {
+        return Err(Failure::Usage(format!(
+            "`{}` is IR, which has no `let` constants to {verb}; {verb} the source program",
+            input.name
+        )));
+    }
+    if let Some(path) = out {
+        check_out(path, resume, force)?;
+    }
+    if let Some(path) = plot {
+        check_writable(path)?;
+    }
+    Ok(input)
+}
+
 /// Runs a sweep, writes its rows and its plot.
 fn sweep(args: SweepArgs) -> Result<(), Failure> {
     use std::io::IsTerminal;
     use std::sync::{Arc, Mutex};
-    let input = Input::read(&args.file.path)?;
-    if input.is_ir {
-        return Err(Failure::Usage(format!(
-            "`{}` is IR, which has no `let` constants to sweep; sweep the source program",
-            input.name
-        )));
-    }
-    if let Some(path) = &args.out {
-        check_out(path, args.resume, args.force)?;
-    }
-    if let Some(path) = &args.plot {
-        check_writable(path)?;
-    }
+    let input = study_input(
+        &args.file.path,
+        "sweep",
+        (args.out.as_deref(), args.resume, args.force),
+        args.plot.as_deref(),
+    )?;
     let names: Vec<&str> = args.grid.iter().map(|a| a.name.as_str()).collect();
     let x = match (&args.plot, &args.x, names.first()) {
         (None, _, _) => None,
@@ -1173,19 +1191,12 @@ struct SearchArgs {
 fn search(args: SearchArgs) -> Result<(), Failure> {
     use std::io::IsTerminal;
     use std::sync::{Arc, Mutex};
-    let input = Input::read(&args.file.path)?;
-    if input.is_ir {
-        return Err(Failure::Usage(format!(
-            "`{}` is IR, which has no `let` constants to search; search the source program",
-            input.name
-        )));
-    }
-    if let Some(path) = &args.out {
-        check_out(path, args.resume, args.force)?;
-    }
-    if let Some(path) = &args.plot {
-        check_writable(path)?;
-    }
+    let input = study_input(
+        &args.file.path,
+        "search",
+        (args.out.as_deref(), args.resume, args.force),
+        args.plot.as_deref(),
+    )?;
     let plan =
         serq::study::SearchPlan::new(&input.text, Some(&input.path), &args.overrides, args.spec)
             .map_err(|e| match &e {
