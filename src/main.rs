@@ -925,6 +925,20 @@ impl RowSink {
     }
 }
 
+/// A study's point that did not compile: its diagnostics printed with the
+/// point's values, and the fault blamed on a flag (a `--grid`/`--set`
+/// name the program lacks: exit 2) or on the program (exit 1).
+fn point_failure(point: &[(String, f64)], error: &serq::CompileError) -> Failure {
+    let at: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    eprintln!("{error} at {}", at.join(", "));
+    match error {
+        serq::CompileError::Diagnostics { diagnostics, .. } => {
+            blame(diagnostics.iter().all(|d| d.rule == "set-unknown"))
+        }
+        _ => Failure::Program,
+    }
+}
+
 /// The source program a study (`verb`: sweep or search) reads, with its
 /// output files checked before any run: `out` (its path, `--resume`,
 /// `--force`) and the plot's path.
@@ -993,16 +1007,7 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
     )
     .map(|plan| plan.with_settings(args.settings))
     .map_err(|e| match &e {
-        serq::study::SweepError::Compile { point, error } => {
-            let at: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
-            eprintln!("{error} at {}", at.join(", "));
-            match error.as_ref() {
-                serq::CompileError::Diagnostics { diagnostics, .. } => {
-                    blame(diagnostics.iter().all(|d| d.rule == "set-unknown"))
-                }
-                _ => Failure::Program,
-            }
-        }
+        serq::study::SweepError::Compile { point, error } => point_failure(point, error),
         _ => Failure::Usage(format!("{}: {e}", input.name)),
     })?;
     let plan = match args.slo {
@@ -1200,16 +1205,7 @@ fn search(args: SearchArgs) -> Result<(), Failure> {
     let plan =
         serq::study::SearchPlan::new(&input.text, Some(&input.path), &args.overrides, args.spec)
             .map_err(|e| match &e {
-                serq::study::SearchError::Compile { point, error } => {
-                    let at: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
-                    eprintln!("{error} at {}", at.join(", "));
-                    match error.as_ref() {
-                        serq::CompileError::Diagnostics { diagnostics, .. } => {
-                            blame(diagnostics.iter().all(|d| d.rule == "set-unknown"))
-                        }
-                        _ => Failure::Program,
-                    }
-                }
+                serq::study::SearchError::Compile { point, error } => point_failure(point, error),
                 _ => Failure::Usage(format!("{}: {e}", input.name)),
             })?;
     let mut replay = Vec::new();
