@@ -1,14 +1,36 @@
-//! The engine's files are layered: no file imports a file that imports it,
-//! directly or through others (docs/architecture.md gives the layers).
-//! This reads every `src/engine/**/*.rs`, takes each `super::…` and
-//! `crate::engine::…` path (and a `mod.rs`'s `use child::…`) outside test
-//! modules and comments, and fails on a cycle, naming it.
+//! The engine's files are layered (docs/architecture.md, "Layers"): the
+//! interface types, the solvers (`flows`, `serving`), the data, evaluation,
+//! the systems and the run loop, each importing only its own layer or the
+//! ones below, with no import cycle between files. This reads every
+//! `src/engine/**/*.rs`, takes each `crate::engine::…` and `super::…` path
+//! (and a `mod.rs`'s children) outside test modules and comments, and
+//! fails on a cycle or an upward import, naming it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// A module's path from the engine, as `["flows", "fill"]`; `[]` is the engine.
 type Module = Vec<String>;
+
+/// The layers, bottom up: a module's layer is its first path component's.
+const LAYERS: &[&[&str]] = &[
+    &["interface"],
+    &["flows", "serving"],
+    &["data"],
+    &["eval"],
+    &["systems"],
+    &["run"],
+];
+
+fn layer_of(m: &Module) -> usize {
+    match m.first() {
+        None => LAYERS.len(),
+        Some(top) => LAYERS
+            .iter()
+            .position(|l| l.contains(&top.as_str()))
+            .unwrap_or_else(|| panic!("engine::{top} is in no layer: add it to LAYERS")),
+    }
+}
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
@@ -25,6 +47,13 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+fn engine_files() -> (PathBuf, Vec<PathBuf>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine");
+    let mut all = Vec::new();
+    files(&root, &mut all);
+    (root, all)
+}
+
 fn module_of(root: &Path, file: &Path) -> Module {
     let rel = file.strip_prefix(root).expect("under src/engine");
     let mut parts: Vec<String> = rel
@@ -39,8 +68,16 @@ fn module_of(root: &Path, file: &Path) -> Module {
 
 /// The text without comments and without the `#[cfg(test)]` items.
 fn code_of(text: &str) -> String {
-    let text = match text.find("#[cfg(test)]\nmod tests") {
-        Some(i) => &text[..i],
+    // An inline test module (`mod tests {`), not a file one (`mod tests;`).
+    let inline = text.match_indices("#[cfg(test)]\nmod ").find(|(i, m)| {
+        let rest = &text[i + m.len()..];
+        let name_end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        rest[name_end..].starts_with(" {")
+    });
+    let text = match inline {
+        Some((i, _)) => &text[..i],
         None => text,
     };
     text.lines()
@@ -52,94 +89,130 @@ fn code_of(text: &str) -> String {
         .join("\n")
 }
 
-/// Every path a text names, as the identifiers after `prefix` (`super::a::b`
-/// and `super::{a, b::c}` give `a`, `b`).
-fn named_after(code: &str, prefix: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = code;
-    while let Some(i) = rest.find(prefix) {
-        rest = &rest[i + prefix.len()..];
-        let group = if let Some(inner) = rest.strip_prefix('{') {
-            let end = inner.find('}').unwrap_or(inner.len());
-            inner[..end].to_string()
-        } else {
-            rest.chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect()
-        };
-        for item in group.split(',') {
-            let name: String = item
-                .trim()
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                out.push(name);
+/// Every path a text names after `prefix`, as identifier lists, groups
+/// expanded: `crate::engine::{a::b, c::{d, e}}` gives `[a, b]`, `[c, d]`
+/// and `[c, e]`.
+fn paths_after(code: &str, prefix: &str) -> Vec<Vec<String>> {
+    fn path(s: &str, at: &mut usize, base: &[String], out: &mut Vec<Vec<String>>) {
+        let b = s.as_bytes();
+        let mut parts = base.to_vec();
+        loop {
+            while *at < b.len() && b[*at].is_ascii_whitespace() {
+                *at += 1;
+            }
+            if *at < b.len() && b[*at] == b'{' {
+                *at += 1;
+                loop {
+                    path(s, at, &parts, out);
+                    while *at < b.len() && b[*at].is_ascii_whitespace() {
+                        *at += 1;
+                    }
+                    match b.get(*at) {
+                        Some(b',') => *at += 1,
+                        Some(b'}') => {
+                            *at += 1;
+                            return;
+                        }
+                        _ => return,
+                    }
+                    while *at < b.len() && b[*at].is_ascii_whitespace() {
+                        *at += 1;
+                    }
+                    if b.get(*at) == Some(&b'}') {
+                        *at += 1;
+                        return;
+                    }
+                }
+            }
+            let start = *at;
+            while *at < b.len() && (b[*at].is_ascii_alphanumeric() || b[*at] == b'_') {
+                *at += 1;
+            }
+            if start == *at {
+                out.push(parts);
+                return;
+            }
+            parts.push(s[start..*at].to_string());
+            if s[*at..].starts_with("::") {
+                *at += 2;
+            } else {
+                out.push(parts);
+                return;
             }
         }
+    }
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices(prefix) {
+        if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        let mut at = i + prefix.len();
+        path(code, &mut at, &[], &mut out);
     }
     out
 }
 
-#[test]
-fn no_engine_file_imports_a_file_that_imports_it() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine");
-    let mut all = Vec::new();
-    files(&root, &mut all);
+/// Each module's imports of other engine modules.
+fn import_edges() -> (BTreeSet<Module>, BTreeMap<Module, BTreeSet<Module>>) {
+    let (root, all) = engine_files();
     let modules: BTreeSet<Module> = all.iter().map(|f| module_of(&root, f)).collect();
+    // The longest prefix of `path` that is a module.
+    let resolve = |path: Vec<String>| -> Module {
+        let mut p = path;
+        while !p.is_empty() && !modules.contains(&p) {
+            p.pop();
+        }
+        p
+    };
     let mut edges: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
     for file in &all {
         let me = module_of(&root, file);
         let is_mod_rs = file.file_name().is_some_and(|n| n == "mod.rs");
         let text = std::fs::read_to_string(file).expect("an engine file is readable");
         let code = code_of(&text);
+        let mut targets: Vec<Module> = paths_after(&code, "crate::engine::")
+            .into_iter()
+            .map(&resolve)
+            .collect();
         // `super::` from a.rs is a's parent; from x/mod.rs it is x's parent.
         let parent: Module = me[..me.len().saturating_sub(1)].to_vec();
-        let mut targets = Vec::new();
-        for name in named_after(&code, "super::") {
-            targets.push((parent.clone(), name));
-        }
-        for name in named_after(&code, "crate::engine::") {
-            targets.push((Vec::new(), name));
+        for p in paths_after(&code, "super::") {
+            let mut full = parent.clone();
+            full.extend(p);
+            targets.push(resolve(full));
         }
         if is_mod_rs || me.is_empty() {
-            for line in code.lines() {
-                if let Some(rest) = line.trim().strip_prefix("use ") {
-                    let name: String = rest
-                        .chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '_')
-                        .collect();
-                    targets.push((me.clone(), name));
-                }
-            }
-        }
-        if is_mod_rs || me.is_empty() {
-            // A `mod.rs` may name a child by its path without a `use`.
+            // A `mod.rs` names its children (`mod x;`, `use x::…`, `x::f`).
             for m in &modules {
                 if m.len() == me.len() + 1 && m.starts_with(&me) {
-                    let needle = format!("{}::", m[me.len()]);
-                    let named = code.match_indices(&needle).any(|(i, _)| {
+                    let child = &m[me.len()];
+                    let named = code.match_indices(&format!("{child}::")).any(|(i, _)| {
                         !code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':')
                     });
                     if named {
-                        edges.entry(me.clone()).or_default().insert(m.clone());
+                        targets.push(m.clone());
                     }
                 }
             }
         }
-        for (base, name) in targets {
-            let mut child = base.clone();
-            child.push(name);
-            let to = if modules.contains(&child) {
-                child
-            } else {
-                base
-            };
-            if to != me {
+        for to in targets {
+            // A child reads its parent's items, as Rust's privacy lets it:
+            // that is nesting, not an import.
+            if !to.is_empty() && !me.starts_with(&to) {
                 edges.entry(me.clone()).or_default().insert(to);
             }
         }
     }
+    (modules, edges)
+}
+
+fn name(m: &Module) -> String {
+    format!("engine::{}", m.join("::"))
+}
+
+#[test]
+fn no_engine_file_imports_a_file_that_imports_it() {
+    let (modules, edges) = import_edges();
     // Depth-first search for a back edge.
     fn visit(
         m: &Module,
@@ -172,13 +245,36 @@ fn no_engine_file_imports_a_file_that_imports_it() {
     for m in &modules {
         let mut path = Vec::new();
         if let Some(cycle) = visit(m, &edges, &mut state, &mut path) {
-            let names: Vec<String> = cycle
-                .iter()
-                .map(|m| format!("engine::{}", m.join("::")))
-                .collect();
+            let names: Vec<String> = cycle.iter().map(name).collect();
             panic!("an import cycle: {}", names.join(" -> "));
         }
     }
-    // The check sees the engine's layers at all: run.rs imports settle.rs.
-    assert!(edges[&vec!["run".to_string()]].contains(&vec!["settle".to_string()]));
+    // The check sees the engine's imports at all: the event loop settles.
+    let event_loop = vec!["run".to_string(), "event_loop".to_string()];
+    let settle = vec!["systems".to_string(), "settle".to_string()];
+    assert!(edges[&event_loop].contains(&settle), "{edges:?}");
+}
+
+#[test]
+fn no_engine_file_imports_a_layer_above_its_own() {
+    let (_, edges) = import_edges();
+    let mut upward = Vec::new();
+    for (from, tos) in &edges {
+        if from.is_empty() {
+            continue;
+        }
+        for to in tos {
+            if layer_of(to) > layer_of(from) {
+                upward.push(format!("{} -> {}", name(from), name(to)));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports of a higher layer:\n{}",
+        upward.join("\n")
+    );
+    // The check sees the layers at all: a system reads the data layer.
+    let hold = vec!["systems".to_string(), "hold".to_string()];
+    assert!(edges[&hold].iter().any(|m| layer_of(m) < layer_of(&hold)));
 }

@@ -12,50 +12,25 @@
 //! path allocates in steady state or iterates a hash map.
 
 // Layers, bottom up (a file imports only files of its layer or below,
-// and tests/engine_layers.rs refuses an import cycle):
-// data: events, rng, stats, session, stage, pool, flow, resources, code, flows/
-mod code;
-mod events;
-mod flow;
-pub mod flows;
+// and tests/engine_layers.rs checks the order and refuses an import
+// cycle; docs/architecture.md gives the map):
+// the interface types
 mod interface;
-mod kv;
-mod min_heap;
-mod pool;
-mod replay;
-mod residents;
-mod resources;
-pub mod rng;
+// the solvers: pure algorithms over their own data
+pub mod flows;
 pub mod serving;
-mod session;
-mod stage;
-mod stats;
+// data: components, resources and the compiled program
+mod data;
 // evaluation and the systems' shared view of the world
 mod eval;
-mod sim;
 // systems, named for domain events
-mod admit;
-mod arrive;
-mod budget;
-mod caching;
-mod end_flow;
-mod end_job;
-mod end_lease;
-mod end_session;
-mod hold;
-mod issue_completions;
-mod iterate;
-mod preempt;
-mod run_job;
-mod settle;
-mod step_session;
+mod systems;
 // the run loop and its batch systems
-mod invariants;
-mod report;
 mod run;
 
 use crate::ir::ValidProgram;
 use crate::report::Report;
+pub use data::rng;
 
 pub use interface::{
     MAX_CHOOSE_COUNT, MAX_LIVE_SESSIONS, PROGRESS_EVERY, RunError, RunOptions, SessionCounts,
@@ -78,5 +53,5 @@ pub fn run_counted(
     program: &ValidProgram,
     options: &mut RunOptions<'_>,
 ) -> Result<(Report, SessionCounts), RunError> {
-    run::run(program, options)
+    run::event_loop::run(program, options)
 }

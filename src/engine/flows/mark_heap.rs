@@ -9,7 +9,7 @@
 //! among them needs no bound check. The pop is inlined where the walk
 //! calls it (docs/development.md says what a call a pop cost).
 //!
-//! Not the engine's [`MinHeap`](crate::engine::min_heap::MinHeap): its
+//! Not the engine's [`MinHeap`](crate::engine::data::min_heap::MinHeap): its
 //! binary layout and `(f64, u64)` keys compared by `total_cmp` ran
 //! randidx_200_maxmin at 1 402 M instructions and 16.7 M mispredicts with
 //! the marks in it, against 1 156 M and 11.9 M here (a mark compares as

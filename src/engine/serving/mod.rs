@@ -12,12 +12,12 @@
 //! why each is so, with worked examples.
 
 pub mod blocks;
-pub mod cache;
 pub mod estimators;
 pub mod iteration;
 pub mod order;
 pub mod position;
-pub mod preempt;
+pub mod prefix_cache;
+pub mod victim;
 
 /// The slack of the reference's comparisons of units and tokens, in
 /// absolute terms: a hold, a grow or a growth fits when `used + need ≤

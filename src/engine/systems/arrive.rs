@@ -1,0 +1,199 @@
+//! `arrive`: a session is created (its serial, its `init` block, a place in
+//! the ready queue), and the open workload's next arrival is scheduled.
+//!
+//! Invariant: a session takes a vacant entity (the run loop keeps one
+//! vacant before every event, and an event creates at most one session
+//! beyond those its sessions' ends free); its components and attribute row
+//! are reset (its dealings at its last session's end), so nothing of the
+//! entity's last session remains.
+
+use bevy_ecs::prelude::*;
+
+use crate::engine::data::code::{Code, Stmt};
+use crate::engine::data::events::EventKind;
+use crate::engine::data::rng::Purpose;
+use crate::engine::data::session::{Frame, FrameKind};
+use crate::engine::eval::evaluate::{Moment, exponential_of};
+use crate::engine::eval::sim::{Outside, OutsideAttrs, RunStream, Sim, lost};
+use crate::engine::interface::{MAX_LIVE_SESSIONS, RunError};
+use crate::ir::{self, Arrival};
+
+/// The open workload's arrival event: a session arrives and the next
+/// arrival is scheduled (unless the `arrivals` count is reached).
+pub fn arrive(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
+    sim.census.open_arrivals += 1;
+    create_session(code, sim)?;
+    let prog = &code.program;
+    if prog
+        .arrivals
+        .is_none_or(|limit| sim.census.open_arrivals < limit)
+    {
+        let next = match prog.arrival {
+            Arrival::Poisson(rate) => {
+                let streams = &mut *sim.streams;
+                let u = streams.arrival.uniform(&mut streams.first);
+                sim.clock.now + exponential_of(1.0 / rate, u)
+            }
+            _ => renewal_gap(code, sim)?,
+        };
+        sim.events.schedule(next, EventKind::Arrival);
+    }
+    Ok(())
+}
+
+/// The time of the next renewal arrival (now + a fresh gap).
+pub fn renewal_gap(code: &Code, sim: &mut Sim) -> Result<f64, RunError> {
+    let Some(gap) = &code.renewal else {
+        return Ok(f64::INFINITY);
+    };
+    let now = sim.clock.now;
+    let g = sim.evaluate_outside(
+        gap,
+        Outside {
+            present: f64::NAN,
+            moment: &Moment::NONE,
+            serial: u64::MAX,
+            attrs: OutsideAttrs::None,
+            stream: RunStream::Arrival,
+        },
+    );
+    let g = g.map_err(|m| sim.error(format!("renewal gap: {m}")))?;
+    if !(g > 0.0 && g.is_finite()) {
+        return Err(sim.error(format!(
+            "renewal interarrival must be positive and finite (got {g})"
+        )));
+    }
+    Ok(now + g)
+}
+
+/// Creates a session now: its serial, `init` block, and a place in the ready queue.
+pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
+    if sim.census.live >= MAX_LIVE_SESSIONS {
+        return Err(sim.error(format!(
+            "more than {MAX_LIVE_SESSIONS} live sessions at once (the limit); \
+             sessions arrive faster than they end (is an arrival rate too high?)"
+        )));
+    }
+    let now = sim.clock.now;
+    let Some(e) = sim.vacant.pop() else {
+        return Err(lost("vacant session", now));
+    };
+    let prog = &code.program;
+    let serial = sim.census.next_serial;
+    sim.census.next_serial += 1;
+    let Ok((mut cont, mut draws, mut life)) = sim.store.sessions.get_mut(e) else {
+        return Err(lost("session", now));
+    };
+    // (Its dealings were emptied at its last session's end.)
+    cont.0.clear();
+    cont.0
+        .push(Frame::start(prog.session as u32, FrameKind::Top));
+    draws.0.reset();
+    life.serial = serial;
+    life.steps = 0;
+    life.steps_at = f64::NAN;
+    let row = life.row;
+    let attrs = sim.attrs.of_mut(row);
+    zero(attrs);
+    if let Some(a) = attrs.get_mut(code.column(ir::SLOT_SERIAL)) {
+        *a = serial as f64;
+    }
+    sim.census.live += 1;
+    sim.census.live_changed(now);
+    sim.observed.mark_turn(serial, 0, now, prog.warmup);
+    if let Some(n) = sim.replay.trace.as_ref().map(|t| t.len() as u64) {
+        let corpus = if sim.replay.ordered {
+            serial % n
+        } else {
+            let streams = &mut *sim.streams;
+            let u = streams.trace.uniform(&mut streams.first);
+            ((u * n as f64) as u64).min(n - 1)
+        };
+        sim.replay.start(row, corpus as u32);
+    }
+    if !code.blocks[prog.init].is_empty() {
+        run_workload_block(code, sim, e, prog.init, 0)?;
+    }
+    sim.ready.0.push_back(e);
+    Ok(())
+}
+
+/// Sets a new session's attributes to 0. A row is a few words (the slots
+/// the program reads): short rows are stored directly, not by a call of
+/// `memset`, which costs more than the stores.
+#[inline]
+fn zero(attrs: &mut [f64]) {
+    match attrs {
+        [] => {}
+        [a] => *a = 0.0,
+        [a, b] => (*a, *b) = (0.0, 0.0),
+        [a, b, c] => (*a, *b, *c) = (0.0, 0.0, 0.0),
+        [a, b, c, d] => (*a, *b, *c, *d) = (0.0, 0.0, 0.0, 0.0),
+        _ => attrs.fill(0.0),
+    }
+}
+
+/// Runs the `init` (turn 0) or `turn` block of session `e` with the
+/// world's one turn stream, re-targeted (it keeps its boxed generator, so
+/// a block that draws often allocates nothing); these blocks only `set`
+/// and `observe`.
+pub fn run_workload_block(
+    code: &Code,
+    sim: &mut Sim,
+    e: Entity,
+    block: usize,
+    turn: u64,
+) -> Result<(), RunError> {
+    let stmts = &code.blocks[block];
+    if stmts.is_empty() {
+        return Ok(());
+    }
+    let now = sim.clock.now;
+    let Ok((_, _, life)) = sim.store.sessions.get(e) else {
+        return Err(lost("session", now));
+    };
+    let (serial, row) = (life.serial, life.row);
+    sim.streams.turn.reset(Purpose::Turn { serial, turn });
+    for (i, stmt) in stmts.iter().enumerate() {
+        let (target, x, is_set) = match stmt {
+            Stmt::Set(t, x) => (*t, x, true),
+            Stmt::Observe(t, x) => (*t, x, false),
+            _ => {
+                return Err(sim.session_error(
+                    e,
+                    (block, i),
+                    "workload blocks may only `set` and `observe`".into(),
+                ));
+            }
+        };
+        let v = sim.evaluate_outside(
+            x,
+            Outside {
+                present: f64::NAN,
+                moment: &Moment::NONE,
+                // The session's own: `cachedin` reads its cached units.
+                serial,
+                attrs: OutsideAttrs::Row(row),
+                stream: RunStream::Turn,
+            },
+        );
+        let v = v.map_err(|m| sim.session_error(e, (block, i), m.to_string()))?;
+        if is_set {
+            if let Some(a) = sim.attrs.of_mut(row).get_mut(target as usize) {
+                *a = v;
+            }
+        } else {
+            observe(code, sim, target, v, (serial, turn));
+        }
+    }
+    Ok(())
+}
+
+/// Records an observation (at or after warm-up) taken by session and
+/// turn `whence`.
+pub fn observe(code: &Code, sim: &mut Sim, index: u32, v: f64, whence: (u64, u64)) {
+    let now = sim.clock.now;
+    if now >= code.program.warmup {
+        sim.observed.record(index, v, now, || whence);
+    }
+}

@@ -1,0 +1,61 @@
+//! `end_flow`: the flow system's one event ends the earliest flow; it
+//! completes once at every stage it held and its session is ready.
+//!
+//! Invariant: only the event of the current generation ends a flow (every
+//! issue makes the earlier one stale); the flow's entity is recycled.
+
+use bevy_ecs::prelude::*;
+
+use crate::engine::eval::sim::{Sim, lost};
+use crate::engine::flows::FlowId;
+use crate::engine::interface::RunError;
+
+/// The flow-system event of generation `generation`.
+pub fn end_flow(sim: &mut Sim, generation: u64) -> Result<(), RunError> {
+    if generation != sim.flows.generation {
+        return Ok(());
+    }
+    let Some(id) = sim.flows.pending.take() else {
+        return Ok(());
+    };
+    let now = sim.clock.now;
+    let owner = take_flow(sim, id, now, true)?;
+    let e = Entity::from_bits(owner);
+    // A spill's job has no session waiting for it.
+    if e != Entity::PLACEHOLDER {
+        sim.ready.0.push_back(e);
+    }
+    Ok(())
+}
+
+/// Takes flow `id` out of the flow system and off every stage it held: each
+/// counts one job fewer and, if `completed`, one completion of a job that
+/// started when the flow did (a preempted flow leaves uncompleted). The
+/// rates are solved anew at the settle's end. Returns the flow's owner.
+pub(crate) fn take_flow(
+    sim: &mut Sim,
+    id: FlowId,
+    now: f64,
+    completed: bool,
+) -> Result<u64, RunError> {
+    let flows = &mut *sim.flows;
+    flows.stages.clear();
+    flows.stages.extend_from_slice(flows.system.stages_of(id));
+    let (owner, start) = flows.system.finish(now, id);
+    if let Some(flow) = flows.entity_of.remove(id) {
+        flows.free.push(flow);
+    }
+    for &s in &flows.stages {
+        let Ok((service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s as usize])
+        else {
+            return Err(lost("stage", now));
+        };
+        stats.count(s as usize, true, sim.load, now, -1.0);
+        sim.load.set_busy(s as usize, &service);
+        if completed {
+            sim.load.complete(s as usize, &mut stats, now, start, start);
+        }
+    }
+    flows.changed = true;
+    Ok(owner)
+}

@@ -1,0 +1,390 @@
+//! Preemption (spec §8.3 `preempt lifo`): when a growth does not fit, the
+//! latest-admitted holder is taken until it does: its job leaves its
+//! stage, its hold on the pool (and every hold inside it) is released
+//! with their `cache` clauses, and it waits at the head of the hold's
+//! queue to be admitted again, `computed` set to the position it reached.
+//!
+//! Invariants: a victim holds the pool in a hold frame (a lease is never
+//! a victim) and no allocation of it on the pool ended since its latest
+//! admission there (0.1.0 then forgets that admission: the session has no
+//! [`Holding`] there, though an outer hold may still hold the pool); for
+//! a pool that is some engine's `memory`, the victims are those engines'
+//! residents, latest by their sessions' latest admission anywhere, and for
+//! any other pool the holders, latest by their admission on the pool; the
+//! releases of a preemption run no admission pass (the victim, and anyone
+//! its releases would let in, is admitted at the next event's settle at
+//! the earliest).
+
+use bevy_ecs::prelude::*;
+use smallvec::SmallVec;
+
+use crate::engine::data::code::Code;
+use crate::engine::data::session::{FrameKind, Wait};
+use crate::engine::data::stage::{Service, cancel};
+use crate::engine::eval::sim::{Sim, lost};
+use crate::engine::interface::RunError;
+use crate::engine::serving::EPS;
+use crate::engine::serving::iteration::Mode;
+use crate::engine::systems::admit::{rounded, units_of};
+use crate::engine::systems::budget::refresh_budget_left;
+use crate::engine::systems::caching::release_frame;
+use crate::engine::systems::end_flow::take_flow;
+use crate::engine::systems::end_session::end_session;
+use crate::ir;
+
+/// Where a victim was served when it was taken.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Taken {
+    /// The victim.
+    pub session: Entity,
+    /// The step stage it was a resident of, with the tokens the running or
+    /// forming iteration had granted it and its mode (`None`: not a resident).
+    pub resident: Option<(u32, f64, Mode, f64)>,
+}
+
+/// If session `e` holds pool member `p` in a hold frame and 0.1.0 still
+/// knows its admission there (its [`Holding`] on `p`: an allocation of it
+/// there that ended since drops it, and the session is no victim until
+/// admitted there again), the number of that admission and of its latest
+/// admission anywhere.
+fn admissions(sim: &Sim, e: Entity, p: u32) -> Option<(u64, u64)> {
+    let d = sim.store.dealings.get(e).ok()?;
+    let pd = d.0.as_deref()?;
+    let on_pool = pd.holdings.iter().find(|h| h.pool == p)?.admission;
+    let held = pd
+        .holds
+        .iter()
+        .any(|h| h.pools.iter().any(|x| x.pool == p && !x.released));
+    held.then(|| (on_pool, pd.admission.unwrap_or(on_pool)))
+}
+
+/// The victim for pool `p`: the candidate holder of the latest admission.
+pub fn victim(code: &Code, sim: &mut Sim, p: usize) -> Option<Entity> {
+    let pool = p as u32;
+    let mut best: Option<(Entity, u64)> = None;
+    let memory_of = &code.pools[p].memory_of;
+    if memory_of.is_empty() {
+        // The sessions admitted to the pool since, still holding it; the
+        // latest by their admission on this pool (an admission on another
+        // pool since does not count: tests/serving/preempt_lifo_plain_pool_orders_by_admission_there).
+        let mut list = std::mem::take(&mut sim.kv.lifo_holders[p]);
+        // A session dropped here is pushed again when admitted there again.
+        list.retain(|&e| {
+            let Some((a, _)) = admissions(sim, e, pool) else {
+                return false;
+            };
+            if best.is_none_or(|(_, b)| a > b) {
+                best = Some((e, a));
+            }
+            true
+        });
+        sim.kv.lifo_holders[p] = list;
+    } else {
+        for &s in memory_of.iter() {
+            let Ok((service, _)) = sim.store.stages.get(sim.members.stages[s as usize]) else {
+                continue;
+            };
+            let Service::Step(engine) = service else {
+                continue;
+            };
+            for r in &engine.residents {
+                if let Some((_, a)) = admissions(sim, r.session, pool)
+                    && best.is_none_or(|(_, b)| a > b)
+                {
+                    best = Some((r.session, a));
+                }
+            }
+        }
+    }
+    best.map(|(e, _)| e)
+}
+
+/// What a growth's attempt to fit did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// It fits now (victims may have been taken).
+    Fits,
+    /// It does not fit and there is no victim left: the grower stalls.
+    NoVictim,
+    /// The grower itself was taken.
+    GrowerTaken,
+}
+
+/// Takes victims for pool `p` until `more` units fit (`used + more ≤ cap +
+/// EPS`), each reported to `taken`.
+pub fn make_fit(
+    code: &Code,
+    sim: &mut Sim,
+    p: usize,
+    more: f64,
+    grower: Entity,
+    taken: &mut impl FnMut(&mut Sim, Taken) -> Result<(), RunError>,
+) -> Result<Fit, RunError> {
+    loop {
+        if sim.levels.used[p] + more <= sim.levels.cap[p] + EPS {
+            return Ok(Fit::Fits);
+        }
+        if !code.pools[p].lifo {
+            return Ok(Fit::NoVictim);
+        }
+        let Some(v) = victim(code, sim, p) else {
+            return Ok(Fit::NoVictim);
+        };
+        let t = preempt(code, sim, v, p)?;
+        taken(sim, t)?;
+        if v == grower {
+            return Ok(Fit::GrowerTaken);
+        }
+    }
+}
+
+/// Preempts session `v` for pool `p`.
+pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken, RunError> {
+    let now = sim.clock.now;
+    let pool = p as u32;
+    // The innermost hold frame holding the pool, and its position there.
+    let Ok(dealings) = sim.store.dealings.get(v) else {
+        return Err(lost("session", now));
+    };
+    let frames = dealings.holds();
+    let Some(h) = frames
+        .iter()
+        .rposition(|f| f.pools.iter().any(|x| x.pool == pool && !x.released))
+    else {
+        return Err(lost("victim's hold", now));
+    };
+    let mut position = frames[h]
+        .pools
+        .iter()
+        .find(|x| x.pool == pool)
+        .map_or(0.0, |x| x.position);
+    let at_stage = dealings.0.as_deref().and_then(|d| d.at_stage);
+    let growing_position = |growing: Option<u32>| {
+        growing.and_then(|g| {
+            frames
+                .iter()
+                .rev()
+                .flat_map(|f| f.pools.iter())
+                .find(|x| x.pool == g && !x.released)
+                .map(|x| x.position)
+        })
+    };
+    // Attention's K of its grant, if it was served: its position then.
+    let k_of =
+        |growing: Option<u32>, granted: f64| growing_position(growing).map_or(0.0, |x| x - granted);
+    let wait = dealings
+        .0
+        .as_deref()
+        .map(|d| d.wait.clone())
+        .unwrap_or_default();
+
+    // Take it away from where it is.
+    let mut taken = Taken {
+        session: v,
+        resident: None,
+    };
+    // A resident served by an iteration still being formed (a `grow`
+    // statement run by a session it admits takes it): its tokens were not
+    // committed, so its position goes back by them (0.1.0; tests/serving/
+    // admit_via_grow_statement_preempts_stops_admissions).
+    let mut uncommitted: Option<(u32, f64)> = None;
+    match wait {
+        Wait::Hold { pools, .. } => {
+            let first = pools[0] as usize;
+            if let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first])
+                && let Some(k) = waiters.queue.iter().position(|&x| x == v)
+            {
+                waiters.remove_at(k);
+                let len = waiters.queue.len();
+                sim.levels.set_queued(&mut stats, first, now, len);
+            }
+        }
+        Wait::Grow { hold, entry, .. } | Wait::Growth { hold, entry, .. } => {
+            let q = frames[hold].pools[entry].pool as usize;
+            if let Ok((mut waiters, _)) = sim.store.pools.get_mut(sim.members.pools[q])
+                && let Some(k) = waiters.stalled.iter().position(|&x| x == v)
+            {
+                waiters.stalled.remove(k);
+            }
+        }
+        Wait::None => {}
+    }
+    if let Some(s) = at_stage {
+        let s = s as usize;
+        let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
+            return Err(lost("stage", now));
+        };
+        match &mut *service {
+            Service::Step(engine) => {
+                if let Some(r) = engine.find(v) {
+                    let r = engine.residents.remove(r);
+                    if r.granted > 0.0 && engine.running {
+                        engine.served = engine.served.saturating_sub(1);
+                    }
+                    let k = k_of(r.growing, r.granted);
+                    taken.resident = Some((s as u32, r.granted, r.mode, k));
+                    if !engine.running && r.granted > 0.0 {
+                        uncommitted = r.growing.map(|g| (g, r.granted));
+                    }
+                    stats.count(s, false, sim.load, now, -1.0);
+                    sim.load.set_busy(s, &service);
+                }
+            }
+            Service::Shared(_) => {
+                // Its flow leaves every stage it holds, not completed; the
+                // rates are solved anew at the settle's end (0.1.0).
+                cancel_flow(sim, v, now)?;
+            }
+            _ => {
+                let is_ps = matches!(*service, Service::Ps(_));
+                if cancel(s, (&mut service, &mut stats), sim.load, now, v, sim.events) && is_ps {
+                    sim.dirty.mark(s as u32);
+                }
+            }
+        }
+    }
+    if let Some(k) = sim.ready.0.iter().position(|&x| x == v) {
+        sim.ready.0.remove(k);
+    }
+    // Release the hold and every hold inside it, innermost first, each with
+    // its cache clause; no admission pass.
+    let Ok(mut dealings) = sim.store.dealings.get_mut(v) else {
+        return Err(lost("session", now));
+    };
+    let d = dealings.get();
+    if let Some((g, granted)) = uncommitted {
+        if g == pool {
+            position -= granted;
+        }
+        if let Some(x) = d
+            .holds
+            .iter_mut()
+            .rev()
+            .flat_map(|f| f.pools.iter_mut())
+            .find(|x| x.pool == g && !x.released)
+        {
+            x.position -= granted;
+        }
+    }
+    let released: Vec<_> = d.holds.drain(h..).collect();
+    d.wait = Wait::None;
+    let (at, members) = {
+        let outer = &released[0];
+        let members: SmallVec<[u32; 4]> = outer.pools.iter().map(|x| x.pool).collect();
+        (outer.at, members)
+    };
+    for frame in released.iter().rev() {
+        release_frame(code, sim, v, frame)?;
+    }
+    // Unwind the continuation to the frame that holds the hold statement.
+    let depth = released.len();
+    let Ok((mut cont, _, life)) = sim.store.sessions.get_mut(v) else {
+        return Err(lost("session", now));
+    };
+    let (row, serial) = (life.row, life.serial);
+    let mut popped = 0;
+    while popped < depth {
+        match cont.0.pop() {
+            Some(f) if f.kind() == FrameKind::Hold => popped += 1,
+            Some(_) => {}
+            None => break,
+        }
+    }
+    if let Some(c) = sim.attrs.get_mut(row, code.column(ir::SLOT_COMPUTED)) {
+        *c = position;
+    }
+    // Back at the head of the first pool's queue.
+    let first = members[0] as usize;
+    let pools = members.clone();
+    if let Ok(mut dealings) = sim.store.dealings.get_mut(v) {
+        dealings.get().wait = Wait::Hold {
+            at,
+            pools: members,
+            joined: now,
+            known: None,
+        };
+    }
+    if let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first]) {
+        waiters.push_victim(v);
+        let len = waiters.queue.len();
+        sim.levels.set_queued(&mut stats, first, now, len);
+    }
+    sim.waiting.insert(first);
+    if let Some(s) = code.pools[first].admit_via {
+        sim.dirty.engines.insert(s as usize);
+    }
+    let figures = &mut sim.kv.figures[p];
+    figures.preemptions += 1;
+    if sim.kv.stuck_preempted(serial, pool, position) {
+        sim.kv.figures[p].stuck += 1;
+    }
+    if let Some((s, ..)) = taken.resident {
+        refresh_budget_left(code, sim, s as usize)?;
+    }
+    reject_again(code, sim, v, at, &pools)?;
+    Ok(taken)
+}
+
+/// 0.1.0 executes a victim's hold statement again at once: its units are
+/// re-read now (`computed` set) and, as when a session first reaches a
+/// hold, a request above a pool's capacity is rejected there and the
+/// session ends (tests/serving/preempt_victim_rejected_when_units_pass_cap).
+/// Otherwise it waits at the head, re-read at every admission attempt.
+fn reject_again(
+    code: &Code,
+    sim: &mut Sim,
+    v: Entity,
+    at: (usize, usize),
+    pools: &[u32],
+) -> Result<(), RunError> {
+    let mut rejected_at = None;
+    for (k, &p) in pools.iter().enumerate() {
+        let (u, r) = units_of(code, sim, v, at, k)?;
+        let (_, gate) = rounded(sim, p as usize, u, r);
+        if gate > sim.levels.cap[p as usize] {
+            rejected_at = Some(p as usize);
+            break;
+        }
+    }
+    let Some(q) = rejected_at else {
+        return Ok(());
+    };
+    let first = pools[0] as usize;
+    let now = sim.clock.now;
+    if let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first])
+        && let Some(k) = waiters.queue.iter().position(|&x| x == v)
+    {
+        waiters.remove_at(k);
+        let len = waiters.queue.len();
+        sim.levels.set_queued(&mut stats, first, now, len);
+    }
+    if let Ok(mut dealings) = sim.store.dealings.get_mut(v) {
+        dealings.get().wait = Wait::None;
+    }
+    if let Ok((_, mut stats)) = sim.store.pools.get_mut(sim.members.pools[q]) {
+        stats.rejected += 1;
+    }
+    end_session(code, sim, v)
+}
+
+/// Takes session `v`'s flow, if it has one, out of the flow system: it
+/// leaves each of its stages without completing (no completion, no
+/// estimator update), and the flow-system event is issued anew at the
+/// settle's end.
+fn cancel_flow(sim: &mut Sim, v: Entity, now: f64) -> Result<(), RunError> {
+    let flows = &mut *sim.flows;
+    let owner = v.to_bits();
+    let Some(id) = flows
+        .system
+        .ids()
+        .find(|&id| flows.system.owner(id) == owner)
+    else {
+        // Its flow ended in this event: the session is ready, not at a stage.
+        return Ok(());
+    };
+    if flows.pending == Some(id) {
+        flows.pending = None;
+    }
+    take_flow(sim, id, now, false)?;
+    Ok(())
+}
