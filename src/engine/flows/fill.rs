@@ -13,6 +13,29 @@ use super::{
     same_level, stages_of,
 };
 
+/// [`super::MaxMinSolver::BySize`]: until which solve a stage counts as
+/// part of a component larger than the limit, without a probe (a probe
+/// costs as much as a small replay; a component grows and splits slowly,
+/// and a stale answer costs time, never exactness).
+#[derive(Clone, Debug)]
+pub(super) struct LargeComponents {
+    /// `until[s]`: stage `s` is believed large until this solve.
+    pub(super) until: Vec<u32>,
+    /// How long a probe's "large" holds: [`super::LARGE_HOLD`] solves
+    /// (tests set less, so that a history switches back to filling).
+    pub(super) hold: u32,
+}
+
+impl LargeComponents {
+    /// No stage believed large, over `stages` stages.
+    pub(super) fn new(stages: usize) -> LargeComponents {
+        LargeComponents {
+            until: vec![0; stages],
+            hold: super::LARGE_HOLD,
+        }
+    }
+}
+
 impl FlowSystem {
     /// `min over s of φ_s / n_s` for the flow in slot `f`.
     pub(super) fn bottleneck_rate(&self, f: u32) -> f64 {
@@ -26,7 +49,7 @@ impl FlowSystem {
     /// Only the flows on a stage whose count changed can change rate.
     pub(super) fn solve_bottleneck(&mut self, touched: usize) {
         for k in 0..touched {
-            let s = self.load_pending[k];
+            let s = self.pending.load[k];
             if !self.is_finite(s) {
                 continue;
             }
@@ -55,11 +78,11 @@ impl FlowSystem {
     pub(super) fn solve_components(&mut self, touched: usize, limit: Option<u32>) -> bool {
         let mut large = false;
         for k in 0..touched {
-            let s = self.load_pending[k];
+            let s = self.pending.load[k];
             if !self.is_finite(s) || self.scratch.sflags(s) & (S_VISITED | S_LARGE) != 0 {
                 continue;
             }
-            if limit.is_some() && self.large_until[s as usize] > self.solves {
+            if limit.is_some() && self.large.until[s as usize] > self.log.solves {
                 large = true;
             } else if self.collect_component(s, limit) {
                 self.progressive_fill();
@@ -98,14 +121,14 @@ impl FlowSystem {
                     }
                     if let Some(limit) = limit
                         && (flags & S_LARGE != 0
-                            || self.large_until[t as usize] > self.solves
+                            || self.large.until[t as usize] > self.log.solves
                             || sc.stages.len() as u32 >= limit)
                     {
-                        let until = self.solves.saturating_add(self.large_hold);
+                        let until = self.log.solves.saturating_add(self.large.hold);
                         for k in 0..sc.stages.len() {
                             let u = sc.stages[k];
                             sc.reset_sflags(u, S_LARGE);
-                            self.large_until[u as usize] = until;
+                            self.large.until[u as usize] = until;
                         }
                         sc.stages.clear();
                         return false;

@@ -68,7 +68,7 @@ const SLACK_MARGIN: f64 = 1e-9;
 
 impl FlowSystem {
     /// Updates the `maxmin` rates after the starts and finishes since the
-    /// last solve (their seeds are in `self.seeds` and `self.started`).
+    /// last solve (their seeds are in `self.pending.seeds` and `self.pending.started`).
     /// Stages a component filling already visited in this solve are left
     /// alone, and so are started flows on infinite stages only (the caller
     /// gives them rate ∞ first).
@@ -88,10 +88,10 @@ impl FlowSystem {
             epoch: self.scratch.epoch,
             sc: &mut self.scratch,
         };
-        for &(stage, level) in &self.seeds {
+        for &(stage, level) in &self.pending.seeds {
             walk.push_mark(level, MarkKind::Seed, stage);
         }
-        for &id in &self.started {
+        for &id in &self.pending.started {
             let Some(&f) = self.handles.get(id) else {
                 continue;
             };

@@ -45,6 +45,7 @@
 //! the amortized growth of its buffers: every buffer lives in the system and
 //! is reused.
 
+mod end_queue;
 mod fill;
 mod heap;
 mod incidence;
@@ -52,17 +53,22 @@ mod incremental;
 mod mark_heap;
 #[cfg(test)]
 mod oracle;
+mod pending;
 #[cfg(test)]
 mod proptests;
+mod solve_log;
 #[cfg(test)]
 mod tests;
 
 use crate::ir::Share;
-use heap::IndexedHeap;
+use end_queue::EndQueue;
+use fill::LargeComponents;
 use incidence::Incidence;
 use mark_heap::MarkHeap;
+use pending::Pending;
 use slotmap::{SlotMap, new_key_type};
 use smallvec::SmallVec;
+use solve_log::SolveLog;
 
 /// No stage / no flow.
 const NONE: u32 = u32::MAX;
@@ -602,49 +608,14 @@ pub struct FlowSystem {
     entries: Vec<Entry>,
     free: Vec<u32>,
     next_order: u64,
-    /// Flow ends: slot → (end, start order), each as of the flow's
-    /// `k_mark` (the top one as of the last solve), or below the end for a
-    /// slot marked `early`.
-    ends: IndexedHeap,
-    /// `early[slot]`: in a system past [`EVERY_FLOW_LIMIT`], the slot's end
-    /// moved later (its rate dropped) and its heap key stayed, a bound
-    /// below the end, re-keyed only if it reaches the top
-    /// ([`FlowSystem::exact_early_top`]): about half the rates a solve
-    /// changes drop, and the bound spares their heap moves.
-    early: Vec<bool>,
-    /// How many slots are `early`.
-    earlies: usize,
-    /// The times of the solves numbered `first_solve ..`: the last one's,
-    /// and those some flow has not yet applied.
-    solve_times: Vec<f64>,
-    /// `solve_gaps[k] = solve_times[k] − solve_times[k − 1]` (0 for the
-    /// first): the step of a flow advanced to the solve before.
-    solve_gaps: Vec<f64>,
-    first_solve: u64,
-    /// Every live flow has applied the solves numbered below this one
-    /// (set when the times are trimmed; a flow starts with them applied).
-    all_advanced_to: u64,
-    /// Slots of [`FlowSystem::exact_top`]'s near-top keys, reused.
-    near: Vec<u32>,
-    /// Flows started since the last solve.
-    started: Vec<FlowId>,
-    /// `maxmin` incremental: (stage, level) from which a finish changed it.
-    seeds: Vec<(u32, f64)>,
-    /// Stages whose load may have changed; the first `touched` of them are
-    /// the stages whose flow set changed since the last solve.
-    load_pending: Vec<u32>,
-    is_load_pending: Vec<bool>,
-    changed: Vec<u32>,
-    /// Solves so far.
-    solves: u32,
-    /// [`MaxMinSolver::BySize`]: until which solve a stage counts as part of
-    /// a component larger than the limit, without a probe (a probe costs as
-    /// much as a small replay; a component grows and splits slowly, and a
-    /// stale answer costs time, never exactness).
-    large_until: Vec<u32>,
-    /// How long a probe's "large" holds: [`LARGE_HOLD`] solves (tests set
-    /// less, so that a history switches back to filling).
-    large_hold: u32,
+    /// When each flow ends, in order.
+    ends: EndQueue,
+    /// The solves' times, for flows advanced lazily.
+    log: SolveLog,
+    /// What changed since the last solve.
+    pending: Pending,
+    /// Which stages lie in a component too large to fill.
+    large: LargeComponents,
     scratch: Scratch,
 }
 
@@ -668,22 +639,10 @@ impl FlowSystem {
             entries: Vec::new(),
             free: Vec::new(),
             next_order: 0,
-            ends: IndexedHeap::default(),
-            early: Vec::new(),
-            earlies: 0,
-            solve_times: Vec::new(),
-            solve_gaps: Vec::new(),
-            first_solve: 0,
-            all_advanced_to: 0,
-            near: Vec::new(),
-            started: Vec::new(),
-            seeds: Vec::new(),
-            load_pending: Vec::new(),
-            is_load_pending: vec![false; n],
-            changed: Vec::new(),
-            solves: 0,
-            large_until: vec![0; n],
-            large_hold: LARGE_HOLD,
+            ends: EndQueue::default(),
+            log: SolveLog::default(),
+            pending: Pending::new(n),
+            large: LargeComponents::new(n),
             scratch: Scratch::default(),
         }
     }
@@ -698,7 +657,7 @@ impl FlowSystem {
     /// instead of [`LARGE_HOLD`].
     #[cfg(test)]
     fn set_large_hold(&mut self, solves: u32) {
-        self.large_hold = solves;
+        self.large.hold = solves;
     }
 
     /// The sharing policy.
@@ -717,7 +676,7 @@ impl FlowSystem {
             None => {
                 self.flows.push(Flow::default());
                 self.entries.push(Entry::default());
-                self.early.push(false);
+                self.ends.early.push(false);
                 (self.flows.len() - 1) as u32
             }
         };
@@ -735,7 +694,7 @@ impl FlowSystem {
         flow.stages.clear();
         flow.stages.extend_from_slice(stages);
         flow.pos = pos;
-        flow.k_mark = self.first_solve + self.solve_times.len() as u64;
+        flow.k_mark = self.log.first + self.log.times.len() as u64;
         flow.remaining = work;
         flow.t_mark = now;
         flow.start = now;
@@ -747,7 +706,7 @@ impl FlowSystem {
             mark,
             ..Entry::new(stages)
         };
-        self.started.push(id);
+        self.pending.started.push(id);
         id
     }
 
@@ -776,10 +735,12 @@ impl FlowSystem {
             }
             self.mark_load(s);
             if self.policy == Share::MaxMin && self.is_finite(s) {
-                self.seeds.push((s, rate.min(self.flows_on.level(s))));
+                self.pending
+                    .seeds
+                    .push((s, rate.min(self.flows_on.level(s))));
             }
         }
-        self.ends.remove(index);
+        self.ends.heap.remove(index);
         self.clear_early(index);
         self.exact_early_top();
         let f = &mut self.flows[index as usize];
@@ -796,22 +757,22 @@ impl FlowSystem {
     /// [`EVERY_FLOW_LIMIT`] is advanced to `now` and gets its end anew (see
     /// the module's comment); in a larger one, every flow whose rate changes.
     pub fn solve(&mut self, now: f64) {
-        self.solves = self.solves.wrapping_add(1);
-        if self.solves == 0 {
-            self.large_until.iter_mut().for_each(|u| *u = 0);
-            self.solves = 1;
+        self.log.solves = self.log.solves.wrapping_add(1);
+        if self.log.solves == 0 {
+            self.large.until.iter_mut().for_each(|u| *u = 0);
+            self.log.solves = 1;
         }
         if self.handles.len() <= EVERY_FLOW_LIMIT {
-            let gap = self.solve_times.last().map_or(0.0, |&t| now - t);
-            self.solve_times.push(now);
-            self.solve_gaps.push(gap);
+            let gap = self.log.times.last().map_or(0.0, |&t| now - t);
+            self.log.times.push(now);
+            self.log.gaps.push(gap);
             // Keys are as of each flow's `k_mark` again, and within
             // [`drift`] of its end: no bound stays below one.
             self.rekey_earlies();
         }
         self.scratch
             .begin(self.flows_on.stages(), &mut self.entries);
-        let touched = self.load_pending.len();
+        let touched = self.pending.load.len();
         match (self.policy, self.solver) {
             (Share::Bottleneck, _) => self.solve_bottleneck(touched),
             (Share::MaxMin, MaxMinSolver::Components) => {
@@ -827,12 +788,12 @@ impl FlowSystem {
                 }
             }
         }
-        self.started.clear();
-        self.seeds.clear();
+        self.pending.started.clear();
+        self.pending.seeds.clear();
         self.apply(now);
         // While no flow is behind the last advancing solve, the heap's keys
         // are the flows' ends.
-        if self.next_solve() != self.all_advanced_to {
+        if self.next_solve() != self.log.all_advanced_to {
             self.exact_top();
             self.trim_solve_times();
         }
@@ -843,7 +804,7 @@ impl FlowSystem {
     /// The number of the next solve: a flow with this `k_mark` is advanced
     /// to the last.
     fn next_solve(&self) -> u64 {
-        self.first_solve + self.solve_times.len() as u64
+        self.log.first + self.log.times.len() as u64
     }
 
     /// Advances slot `i` to the last solve, as 0.1.0 advances every flow at
@@ -864,11 +825,11 @@ impl FlowSystem {
     fn replay_solves(&mut self, i: u32) {
         let next = self.next_solve();
         let f = &self.flows[i as usize];
-        let from = (f.k_mark - self.first_solve) as usize;
+        let from = (f.k_mark - self.log.first) as usize;
         let (r, t) = f.replayed(
             self.entries[i as usize].rate,
-            &self.solve_times[from..],
-            &self.solve_gaps[from..],
+            &self.log.times[from..],
+            &self.log.gaps[from..],
         );
         let f = &mut self.flows[i as usize];
         f.remaining = r;
@@ -881,24 +842,26 @@ impl FlowSystem {
     /// until the top is advanced and no key not advanced is that near.
     fn exact_top(&mut self) {
         let next = self.next_solve();
-        let steps = self.solve_times.len();
+        let steps = self.log.times.len();
         loop {
-            let Some((top, (key, _))) = self.ends.peek() else {
+            let Some((top, (key, _))) = self.ends.heap.peek() else {
                 return;
             };
             if self.flows[top as usize].k_mark != next {
                 self.rekey_advanced(top);
                 continue;
             }
-            let mut near = std::mem::take(&mut self.near);
+            let mut near = std::mem::take(&mut self.ends.near);
             near.clear();
-            self.ends.keys_up_to(key + drift(key, steps), &mut near);
+            self.ends
+                .heap
+                .keys_up_to(key + drift(key, steps), &mut near);
             near.retain(|&i| self.flows[i as usize].k_mark != next);
             let done = near.is_empty();
             for &i in &near {
                 self.rekey_advanced(i);
             }
-            self.near = near;
+            self.ends.near = near;
             if done {
                 return;
             }
@@ -909,11 +872,11 @@ impl FlowSystem {
     /// key is at or below its flow's end, so a top that is not `early` is
     /// the next end.
     fn exact_early_top(&mut self) {
-        while self.earlies > 0 {
-            let Some((top, _)) = self.ends.peek() else {
+        while self.ends.earlies > 0 {
+            let Some((top, _)) = self.ends.heap.peek() else {
                 return;
             };
-            if !self.early[top as usize] {
+            if !self.ends.early[top as usize] {
                 return;
             }
             self.clear_early(top);
@@ -923,22 +886,22 @@ impl FlowSystem {
 
     /// Gives every `early` slot its end.
     fn rekey_earlies(&mut self) {
-        if self.earlies == 0 {
+        if self.ends.earlies == 0 {
             return;
         }
-        for i in 0..self.early.len() as u32 {
-            if self.early[i as usize] {
+        for i in 0..self.ends.early.len() as u32 {
+            if self.ends.early[i as usize] {
                 self.clear_early(i);
                 let f = &self.flows[i as usize];
                 let end = f.end(self.entries[i as usize].rate);
-                self.ends.set(i, (end, f.order));
+                self.ends.heap.set(i, (end, f.order));
             }
         }
     }
 
     /// Slot `i`'s heap key is its end, or it is not in the heap.
     fn clear_early(&mut self, i: u32) {
-        mark_early(&mut self.early, &mut self.earlies, i, false);
+        mark_early(&mut self.ends.early, &mut self.ends.earlies, i, false);
     }
 
     /// Advances slot `i` (in the end heap) and gives it its end anew.
@@ -946,7 +909,7 @@ impl FlowSystem {
         self.catch_up(i);
         let f = &self.flows[i as usize];
         let end = f.end(self.entries[i as usize].rate);
-        self.ends.set(i, (end, f.order));
+        self.ends.heap.set(i, (end, f.order));
     }
 
     /// Keeps the solve times few: once they outnumber the live flows twice
@@ -956,7 +919,7 @@ impl FlowSystem {
     /// that solve's time is kept.
     fn trim_solve_times(&mut self) {
         let live = self.handles.len();
-        if live <= EVERY_FLOW_LIMIT && self.solve_times.len() <= 2 * live + 64 {
+        if live <= EVERY_FLOW_LIMIT && self.log.times.len() <= 2 * live + 64 {
             return;
         }
         for k in 0..self.flows.len() {
@@ -966,27 +929,28 @@ impl FlowSystem {
         }
         let flows = &self.flows;
         let entries = &self.entries;
-        self.ends.rekey_all(|i| {
+        self.ends.heap.rekey_all(|i| {
             (
                 flows[i as usize].end(entries[i as usize].rate),
                 flows[i as usize].order,
             )
         });
-        self.early.iter_mut().for_each(|e| *e = false);
-        self.earlies = 0;
-        let last = *self.solve_times.last().expect("a solve pushed its time");
-        self.first_solve = self.next_solve() - 1;
-        self.solve_times.clear();
-        self.solve_times.push(last);
-        self.solve_gaps.clear();
-        self.solve_gaps.push(0.0);
-        self.all_advanced_to = self.next_solve();
+        self.ends.early.iter_mut().for_each(|e| *e = false);
+        self.ends.earlies = 0;
+        let last = *self.log.times.last().expect("a solve pushed its time");
+        self.log.first = self.next_solve() - 1;
+        self.log.times.clear();
+        self.log.times.push(last);
+        self.log.gaps.clear();
+        self.log.gaps.push(0.0);
+        self.log.all_advanced_to = self.next_solve();
     }
 
     /// The flow with the earliest end, ties to the one started first, as
     /// (end time, id); `None` if no flow has a positive rate.
     pub fn next_end(&self) -> Option<(f64, FlowId)> {
         self.ends
+            .heap
             .peek()
             .map(|(index, (end, _))| (end, self.flows[index as usize].id))
     }
@@ -1020,9 +984,9 @@ impl FlowSystem {
     fn remaining_of(&self, f: u32, now: f64) -> f64 {
         let flow = &self.flows[f as usize];
         let rate = self.entries[f as usize].rate;
-        let from = (flow.k_mark - self.first_solve) as usize;
+        let from = (flow.k_mark - self.log.first) as usize;
         let (remaining, t_mark) =
-            flow.replayed(rate, &self.solve_times[from..], &self.solve_gaps[from..]);
+            flow.replayed(rate, &self.log.times[from..], &self.log.gaps[from..]);
         Flow {
             remaining,
             t_mark,
@@ -1045,7 +1009,7 @@ impl FlowSystem {
     /// the order the solve met them (deterministic; unsorted: the engine
     /// sets each one's utilisation on its own).
     pub fn changed_stages(&self) -> &[u32] {
-        &self.changed
+        &self.pending.changed
     }
 
     /// How many stages the last solve visited: the stages of the components
@@ -1100,16 +1064,16 @@ impl FlowSystem {
     }
 
     fn mark_load(&mut self, s: u32) {
-        if !self.is_load_pending[s as usize] {
-            self.is_load_pending[s as usize] = true;
-            self.load_pending.push(s);
+        if !self.pending.is_load[s as usize] {
+            self.pending.is_load[s as usize] = true;
+            self.pending.load.push(s);
         }
     }
 
     /// Started flows none of whose stages is finite: rate ∞.
     fn solve_unbounded_starts(&mut self) {
-        for k in 0..self.started.len() {
-            let Some(&index) = self.handles.get(self.started[k]) else {
+        for k in 0..self.pending.started.len() {
+            let Some(&index) = self.handles.get(self.pending.started[k]) else {
                 continue;
             };
             let f = &self.flows[index as usize];
@@ -1125,7 +1089,7 @@ impl FlowSystem {
     fn apply(&mut self, now: f64) {
         let large = self.handles.len() > EVERY_FLOW_LIMIT;
         assert!(
-            self.entries.len() == self.flows.len() && self.early.len() == self.flows.len(),
+            self.entries.len() == self.flows.len() && self.ends.early.len() == self.flows.len(),
             "every slot has an entry and an early flag"
         );
         for k in 0..self.scratch.flows.len() {
@@ -1154,37 +1118,37 @@ impl FlowSystem {
                 let key = (end, f.order);
                 // An end that moves later in a large system keeps its
                 // key, below the end (see `early`).
-                let early = large && self.ends.key(i).is_some_and(|old| old <= key);
+                let early = large && self.ends.heap.key(i).is_some_and(|old| old <= key);
                 if !early {
-                    self.ends.set(i, key);
+                    self.ends.heap.set(i, key);
                 }
-                mark_early(&mut self.early, &mut self.earlies, i, early);
+                mark_early(&mut self.ends.early, &mut self.ends.earlies, i, early);
             } else {
-                self.ends.remove(i);
-                mark_early(&mut self.early, &mut self.earlies, i, false);
+                self.ends.heap.remove(i);
+                mark_early(&mut self.ends.early, &mut self.ends.earlies, i, false);
             }
             let pair = e.pair;
             for &s in stages_of(&pair, &self.flows, i) {
                 // `mark_load`, on the fields it writes, without a branch.
-                let pending = std::mem::replace(&mut self.is_load_pending[s as usize], true);
-                push_if(&mut self.load_pending, s, !pending);
+                let pending = std::mem::replace(&mut self.pending.is_load[s as usize], true);
+                push_if(&mut self.pending.load, s, !pending);
             }
         }
     }
 
     /// Recomputes the loads of the pending stages and lists those that changed.
     fn settle_loads(&mut self) {
-        self.changed.clear();
-        for k in 0..self.load_pending.len() {
-            let s = self.load_pending[k];
-            self.is_load_pending[s as usize] = false;
+        self.pending.changed.clear();
+        for k in 0..self.pending.load.len() {
+            let s = self.pending.load[k];
+            self.pending.is_load[s as usize] = false;
             let entries = &self.entries;
             // SAFETY: a stage's list holds slots, each with an entry.
             let changed = self
                 .flows_on
                 .settle_load(s, |f| unsafe { at(entries, f) }.rate);
-            push_if(&mut self.changed, s, changed);
+            push_if(&mut self.pending.changed, s, changed);
         }
-        self.load_pending.clear();
+        self.pending.load.clear();
     }
 }

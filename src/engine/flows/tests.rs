@@ -198,7 +198,7 @@ fn a_finished_handle_is_not_live_after_its_slot_is_reused() {
 /// found it in a component over the limit, or believed an earlier one)
 /// rather than filling it.
 fn replayed(sys: &FlowSystem, s: u32) -> bool {
-    sys.large_until[s as usize] > sys.solves
+    sys.large.until[s as usize] > sys.log.solves
 }
 
 #[test]
