@@ -4,7 +4,8 @@
 //! ones below, with no import cycle between files. This reads every
 //! `src/engine/**/*.rs`, takes each `crate::engine::…` and `super::…` path
 //! (and a `mod.rs`'s children) outside test modules and comments, and
-//! fails on a cycle or an upward import, naming it.
+//! fails on a cycle or an upward import, naming it. It also holds the
+//! engine's structs to at most 16 fields.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -277,4 +278,87 @@ fn no_engine_file_imports_a_layer_above_its_own() {
     // The check sees the layers at all: a system reads the data layer.
     let hold = vec!["systems".to_string(), "hold".to_string()];
     assert!(edges[&hold].iter().any(|m| layer_of(m) < layer_of(&hold)));
+}
+/// The fields of each braced struct in `code`, by name.
+fn struct_fields(code: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("struct ") {
+        if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &code[i + "struct ".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let Some(open) = rest.find(['{', ';', '(']) else {
+            continue;
+        };
+        if rest.as_bytes()[open] != b'{' {
+            continue;
+        }
+        // Count the fields at depth 1: `name: Type,` at the body's top level.
+        let (mut depth, mut fields, mut line_start) = (0i32, 0, true);
+        let body = &rest[open..];
+        for (j, c) in body.char_indices() {
+            match c {
+                '{' | '(' | '[' | '<' => depth += 1,
+                '}' | ')' | ']' | '>' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                '\n' => line_start = true,
+                c if c.is_whitespace() => {}
+                _ => {
+                    if line_start && depth == 1 {
+                        let line = body[j..].lines().next().unwrap_or("");
+                        let line = line
+                            .trim_start_matches("pub(crate) ")
+                            .trim_start_matches("pub ");
+                        let ident: String = line
+                            .chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect();
+                        if !ident.is_empty() && line[ident.len()..].trim_start().starts_with(':') {
+                            fields += 1;
+                        }
+                    }
+                    line_start = false;
+                }
+            }
+        }
+        out.push((name, fields));
+    }
+    out
+}
+
+#[test]
+fn no_engine_struct_has_more_than_sixteen_fields() {
+    let (root, all) = engine_files();
+    let mut large = Vec::new();
+    let mut counted = 0;
+    for file in &all {
+        let text = std::fs::read_to_string(file).expect("an engine file is readable");
+        for (name, fields) in struct_fields(&code_of(&text)) {
+            counted += 1;
+            if fields > 16 {
+                let rel = file.strip_prefix(&root).expect("under src/engine");
+                large.push(format!("{}: {name} has {fields} fields", rel.display()));
+            }
+        }
+    }
+    assert!(
+        large.is_empty(),
+        "structs past 16 fields:\n{}",
+        large.join("\n")
+    );
+    assert!(counted > 50, "the check found only {counted} structs");
+}
+
+#[test]
+fn the_field_count_reads_a_struct_as_a_reader_would() {
+    let code = "pub struct A {\n    pub a: Vec<(u32, f64)>,\n    b: Option<B>,\n    c: [u8; 4],\n}\nstruct T(u32);\nstruct U;";
+    assert_eq!(struct_fields(code), vec![("A".to_string(), 3)]);
 }

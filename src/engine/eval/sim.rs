@@ -34,57 +34,121 @@ use crate::engine::flows::FlowSystem;
 use crate::engine::interface::RunError;
 use crate::report::{NegativeAmounts, Statement};
 
-/// The entities' components, by kind.
-#[derive(SystemParam)]
-pub struct Store<'w, 's> {
-    /// Sessions: what the interpreter reads and writes at every statement.
-    pub sessions: Query<
-        'w,
-        's,
-        (
-            &'static mut Continuation,
-            &'static mut Draws,
-            &'static mut Life,
-        ),
-    >,
-    /// Sessions: their dealings with pools.
-    pub dealings: Query<'w, 's, &'static mut Dealings>,
-    /// Stage members.
-    pub stages: Query<'w, 's, (&'static mut Service, &'static mut StageStats)>,
-    /// Pool members.
-    pub pools: Query<'w, 's, (&'static mut Waiters, &'static mut PoolStats)>,
-    /// Flows: the session each one's run is (a recycled flow entity's is
-    /// rewritten in place).
-    pub flows: Query<'w, 's, &'static mut FlowOf>,
-    /// Deferred changes (a new flow's entity and its `FlowOf`).
-    pub commands: Commands<'w, 's>,
-    /// Scratch for `choose`.
-    pub scratch: ResMut<'w, ChooseScratch>,
-    /// The entities, to name a session by its index (a lease-end event's).
-    pub entities: &'w Entities,
+/// The clock, the event heap and the run-wide random streams.
+pub struct Time<'w> {
+    /// The clock.
+    pub clock: &'w mut Clock,
+    /// The event heap.
+    pub events: &'w mut EventQueue,
+    /// The random streams that are not a session's own.
+    pub streams: &'w mut Streams,
 }
 
-/// Everything the per-event path changes, as bevy hands it over: fetched
-/// once per stretch of events and turned into a [`Sim`].
+/// The sessions: their components, their attributes, the ready queue and
+/// the census.
+pub struct Sessions<'w, 's> {
+    /// What the interpreter reads and writes at every statement.
+    pub states: SessionStates<'w, 's>,
+    /// Their dealings with pools.
+    pub dealings: Query<'w, 's, &'static mut Dealings>,
+    /// The entities, to name a session by its index (a lease-end event's).
+    pub entities: &'w Entities,
+    /// The ready queue.
+    pub ready: &'w mut Ready,
+    /// Sessions created, live and ended.
+    pub census: &'w mut Census,
+    /// Session attributes.
+    pub attrs: &'w mut AttrRows,
+    /// Session entities to reuse.
+    pub vacant: &'w mut Vacant,
+    /// The workload's trace and each session's place in it.
+    pub replay: &'w mut Replay,
+}
+
+/// The stage members: their components and the columns expressions read.
+pub struct Stages<'w, 's> {
+    /// Each member's service and figures.
+    pub members: Query<'w, 's, (&'static mut Service, &'static mut StageStats)>,
+    /// Each member's entity, by stage index.
+    pub entities: &'w [Entity],
+    /// The columns `choose` keys read.
+    pub load: &'w mut StageLoad,
+    /// ps stages to issue anew.
+    pub dirty: &'w mut DirtyPs,
+}
+
+/// The pool members: their waiters and figures, the columns admission
+/// reads, and their blocks and caches.
+pub struct Pools<'w, 's> {
+    /// Each member's waiters and figures.
+    pub members: Query<'w, 's, (&'static mut Waiters, &'static mut PoolStats)>,
+    /// Each member's entity, by pool index.
+    pub entities: &'w [Entity],
+    /// The columns expressions and admission read.
+    pub levels: &'w mut PoolLevels,
+    /// Pools with waiters.
+    pub waiting: &'w mut Waiting,
+    /// Every pool member's block, cache and serving figures.
+    pub kv: &'w mut KvPools,
+}
+
+/// The sessions' statement-by-statement components.
+pub type SessionStates<'w, 's> = Query<
+    'w,
+    's,
+    (
+        &'static mut Continuation,
+        &'static mut Draws,
+        &'static mut Life,
+    ),
+>;
+
+/// The sessions' part of [`SimParam`].
+#[derive(SystemParam)]
+pub struct SessionsParam<'w, 's> {
+    states: SessionStates<'w, 's>,
+    dealings: Query<'w, 's, &'static mut Dealings>,
+    entities: &'w Entities,
+    ready: ResMut<'w, Ready>,
+    census: ResMut<'w, Census>,
+    attrs: ResMut<'w, AttrRows>,
+    vacant: ResMut<'w, Vacant>,
+    replay: ResMut<'w, Replay>,
+}
+
+/// The stages' part of [`SimParam`].
+#[derive(SystemParam)]
+pub struct StagesParam<'w, 's> {
+    members: Query<'w, 's, (&'static mut Service, &'static mut StageStats)>,
+    load: ResMut<'w, StageLoad>,
+    dirty: ResMut<'w, DirtyPs>,
+}
+
+/// The pools' part of [`SimParam`].
+#[derive(SystemParam)]
+pub struct PoolsParam<'w, 's> {
+    members: Query<'w, 's, (&'static mut Waiters, &'static mut PoolStats)>,
+    levels: ResMut<'w, PoolLevels>,
+    waiting: ResMut<'w, Waiting>,
+    kv: ResMut<'w, KvPools>,
+}
+
+/// What the per-event path changes, as bevy hands it over: fetched once
+/// per stretch of events and turned into a [`Sim`].
 #[derive(SystemParam)]
 pub struct SimParam<'w, 's> {
     clock: ResMut<'w, Clock>,
     events: ResMut<'w, EventQueue>,
     streams: ResMut<'w, Streams>,
-    ready: ResMut<'w, Ready>,
-    census: ResMut<'w, Census>,
-    observed: ResMut<'w, Observed>,
-    attrs: ResMut<'w, AttrRows>,
-    vacant: ResMut<'w, Vacant>,
+    sessions: SessionsParam<'w, 's>,
+    stages: StagesParam<'w, 's>,
+    pools: PoolsParam<'w, 's>,
     members: Res<'w, Members>,
-    load: ResMut<'w, StageLoad>,
-    levels: ResMut<'w, PoolLevels>,
-    waiting: ResMut<'w, Waiting>,
-    dirty: ResMut<'w, DirtyPs>,
-    kv: ResMut<'w, KvPools>,
-    replay: ResMut<'w, Replay>,
+    observed: ResMut<'w, Observed>,
     flows: ResMut<'w, Flows>,
-    store: Store<'w, 's>,
+    flow_owners: Query<'w, 's, &'static mut FlowOf>,
+    commands: Commands<'w, 's>,
+    scratch: ResMut<'w, ChooseScratch>,
 }
 
 impl<'w, 's> SimParam<'w, 's> {
@@ -93,77 +157,85 @@ impl<'w, 's> SimParam<'w, 's> {
     /// (about 120 M of M/M/1's 1.35 G instructions went to that), so each
     /// resource is marked changed once per stretch and then used directly.
     pub fn into_sim(self) -> Sim<'w, 's> {
+        let members = self.members.into_inner();
+        let (sessions, stages, pools) = (self.sessions, self.stages, self.pools);
         Sim {
-            clock: self.clock.into_inner(),
-            events: self.events.into_inner(),
-            streams: self.streams.into_inner(),
-            ready: self.ready.into_inner(),
-            census: self.census.into_inner(),
+            time: Time {
+                clock: self.clock.into_inner(),
+                events: self.events.into_inner(),
+                streams: self.streams.into_inner(),
+            },
+            sessions: Sessions {
+                states: sessions.states,
+                dealings: sessions.dealings,
+                entities: sessions.entities,
+                ready: sessions.ready.into_inner(),
+                census: sessions.census.into_inner(),
+                attrs: sessions.attrs.into_inner(),
+                vacant: sessions.vacant.into_inner(),
+                replay: sessions.replay.into_inner(),
+            },
+            stages: Stages {
+                members: stages.members,
+                entities: &members.stages,
+                load: stages.load.into_inner(),
+                dirty: stages.dirty.into_inner(),
+            },
+            pools: Pools {
+                members: pools.members,
+                entities: &members.pools,
+                levels: pools.levels.into_inner(),
+                waiting: pools.waiting.into_inner(),
+                kv: pools.kv.into_inner(),
+            },
             observed: self.observed.into_inner(),
-            attrs: self.attrs.into_inner(),
-            vacant: self.vacant.into_inner(),
-            members: self.members.into_inner(),
-            load: self.load.into_inner(),
-            levels: self.levels.into_inner(),
-            waiting: self.waiting.into_inner(),
-            dirty: self.dirty.into_inner(),
-            kv: self.kv.into_inner(),
-            replay: self.replay.into_inner(),
             flows: self.flows.into_inner(),
-            store: self.store,
+            store: Store {
+                flows: self.flow_owners,
+                commands: self.commands,
+                scratch: self.scratch.into_inner(),
+            },
         }
     }
 }
 
-/// Everything the per-event path changes.
+/// What no one domain owns: a new flow's entity and its owner, and
+/// `choose`'s scratch.
+pub struct Store<'w, 's> {
+    /// Flows: the session each one's run is (a recycled flow entity's is
+    /// rewritten in place).
+    pub flows: Query<'w, 's, &'static mut FlowOf>,
+    /// Deferred changes (a new flow's entity and its `FlowOf`).
+    pub commands: Commands<'w, 's>,
+    /// Scratch for `choose`.
+    pub scratch: &'w mut ChooseScratch,
+}
+
+/// Everything the per-event path changes, by domain.
 pub struct Sim<'w, 's> {
-    /// The clock.
-    pub clock: &'w mut Clock,
-    /// The event heap.
-    pub events: &'w mut EventQueue,
-    /// The random streams that are not a session's own.
-    pub streams: &'w mut Streams,
-    /// The ready queue.
-    pub ready: &'w mut Ready,
-    /// Sessions created, live and ended.
-    pub census: &'w mut Census,
+    /// The clock, the event heap and the run-wide streams.
+    pub time: Time<'w>,
+    /// The sessions.
+    pub sessions: Sessions<'w, 's>,
+    /// The stage members.
+    pub stages: Stages<'w, 's>,
+    /// The pool members.
+    pub pools: Pools<'w, 's>,
     /// Samples and turns.
     pub observed: &'w mut Observed,
-    /// Session attributes.
-    pub attrs: &'w mut AttrRows,
-    /// Session entities to reuse.
-    pub vacant: &'w mut Vacant,
-    /// Stage and pool members' entities.
-    pub members: &'w Members,
-    /// Stage columns.
-    pub load: &'w mut StageLoad,
-    /// Pool columns.
-    pub levels: &'w mut PoolLevels,
-    /// Pools with waiters.
-    pub waiting: &'w mut Waiting,
-    /// ps stages to issue anew.
-    pub dirty: &'w mut DirtyPs,
-    /// Every pool member's block, cache and serving figures.
-    pub kv: &'w mut KvPools,
-    /// The workload's trace and each session's place in it.
-    pub replay: &'w mut Replay,
     /// The flow system.
     pub flows: &'w mut Flows,
-    /// The entities' components.
+    /// The rest.
     pub store: Store<'w, 's>,
 }
 
-/// `work(s)` of stage member `s` at `now`.
-pub fn stage_work(
-    stages: &Query<'_, '_, (&'static mut Service, &'static mut StageStats)>,
-    members: &Members,
-    flows: &FlowSystem,
-    s: usize,
-    now: f64,
-) -> f64 {
-    match stages.get(members.stages[s]) {
-        Ok((service, _)) => service.work(s, now, flows),
-        Err(_) => f64::NAN,
+impl Stages<'_, '_> {
+    /// `work(s)` of stage member `s` at `now`.
+    pub fn work(&self, flows: &FlowSystem, s: usize, now: f64) -> f64 {
+        match self.members.get(self.entities[s]) {
+            Ok((service, _)) => service.work(s, now, flows),
+            Err(_) => f64::NAN,
+        }
     }
 }
 
@@ -185,7 +257,7 @@ impl Sim<'_, '_> {
             message,
             at: None,
             session: None,
-            time: self.clock.now,
+            time: self.time.clock.now,
         }
     }
 
@@ -194,8 +266,8 @@ impl Sim<'_, '_> {
         RunError {
             message,
             at: Some(at),
-            session: self.store.sessions.get(e).ok().map(|(_, _, l)| l.serial),
-            time: self.clock.now,
+            session: self.sessions.states.get(e).ok().map(|(_, _, l)| l.serial),
+            time: self.time.clock.now,
         }
     }
 
@@ -219,23 +291,26 @@ impl Sim<'_, '_> {
         moment: &Moment,
         f: impl FnOnce(&mut Cx<'_>) -> Result<T, Fault>,
     ) -> Result<T, RunError> {
-        let now = self.clock.now;
+        let now = self.time.clock.now;
         let Sim {
-            streams,
-            attrs,
-            load,
-            levels,
+            time,
+            sessions,
+            stages,
+            pools,
             flows,
-            members,
-            store,
-            kv,
             ..
         } = self;
-        let Ok((_, mut draws, life)) = store.sessions.get_mut(e) else {
+        let Ok((_, mut draws, life)) = sessions.states.get_mut(e) else {
             return Err(lost("session", now));
         };
-        let stages = &store.stages;
-        let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
+        let streams = &mut *time.streams;
+        let (attrs, kv, load, levels) = (
+            &mut *sessions.attrs,
+            &*pools.kv,
+            &*stages.load,
+            &*pools.levels,
+        );
+        let work = |s: usize| stages.work(&flows.system, s, now);
         let mut cx = Cx {
             now,
             present: f64::NAN,
@@ -304,25 +379,23 @@ pub enum OutsideAttrs<'a> {
 impl Sim<'_, '_> {
     /// Evaluates `x` outside a session's stretch, reading what `scope` says.
     pub fn evaluate_outside(&mut self, x: &Expr, scope: Outside<'_>) -> Result<f64, Fault> {
-        let now = self.clock.now;
+        let now = self.time.clock.now;
         let Sim {
-            streams,
-            attrs,
-            load,
-            levels,
+            time,
+            sessions,
+            stages,
+            pools,
             flows,
-            members,
-            store,
-            kv,
             ..
         } = self;
         let attrs: &[Cell<f64>] = match scope.attrs {
             OutsideAttrs::None => &[],
-            OutsideAttrs::Row(row) => attrs.cells(row),
+            OutsideAttrs::Row(row) => sessions.attrs.cells(row),
             OutsideAttrs::Cells(cells) => cells,
         };
-        let stages = &store.stages;
-        let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
+        let streams = &mut time.streams;
+        let (kv, load, levels) = (&*pools.kv, &*stages.load, &*pools.levels);
+        let work = |s: usize| stages.work(&flows.system, s, now);
         let Streams {
             arrival,
             machine,
@@ -400,9 +473,9 @@ impl Sim<'_, '_> {
             return Err(self.session_error(e, at, amount_error(what, x)));
         }
         // The source line is looked up when the report is filled.
-        let session = self.store.sessions.get(e).ok().map(|(_, _, l)| l.serial);
+        let session = self.sessions.states.get(e).ok().map(|(_, _, l)| l.serial);
         let statement = Statement { at, line: None };
-        let now = self.clock.now;
+        let now = self.time.clock.now;
         NegativeAmounts::note(
             &mut self.observed.negative_amounts,
             what,
@@ -430,7 +503,7 @@ fn amount_error(what: &str, x: f64) -> String {
 impl Sim<'_, '_> {
     /// Session `e` returns `units` to pool `p` (its holding there ends).
     pub fn give_back(&mut self, e: Entity, p: u32, units: f64) {
-        let counted = match self.store.dealings.get_mut(e) {
+        let counted = match self.sessions.dealings.get_mut(e) {
             Ok(mut dealings) => take_holding(&mut dealings.get().holdings, p),
             Err(_) => 0,
         };
@@ -440,26 +513,28 @@ impl Sim<'_, '_> {
     /// [`Sim::give_back`] with the session's holders count on `p` already
     /// taken ([`take_holding`]) from dealings the caller has fetched.
     pub fn return_units(&mut self, p: u32, units: f64, counted: u32) {
-        let now = self.clock.now;
-        if let Ok((_, mut stats)) = self.store.pools.get_mut(self.members.pools[p as usize]) {
-            self.levels
+        let now = self.time.clock.now;
+        if let Ok((_, mut stats)) = self.pools.members.get_mut(self.pools.entities[p as usize]) {
+            self.pools
+                .levels
                 .give_back(&mut stats, p as usize, now, units, counted);
         }
-        self.waiting.wake(p as usize);
+        self.pools.waiting.wake(p as usize);
     }
 
     /// Starts a flow of `work` over `stages` for session `e`: the flow gets an
     /// entity (a recycled one if any) whose `FlowOf` names the session.
     pub fn start_flow(&mut self, e: Entity, stages: &[u32], work: f64) -> Result<(), RunError> {
         let sim = self;
-        let now = sim.clock.now;
+        let now = sim.time.clock.now;
         for &s in stages {
-            let Ok((service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s as usize])
+            let Ok((service, mut stats)) =
+                sim.stages.members.get_mut(sim.stages.entities[s as usize])
             else {
                 return Err(lost("stage", now));
             };
-            stats.count(s as usize, true, sim.load, now, 1.0);
-            sim.load.set_busy(s as usize, &service);
+            stats.count(s as usize, true, sim.stages.load, now, 1.0);
+            sim.stages.load.set_busy(s as usize, &service);
         }
         let id = sim.flows.system.start(now, stages, work, e.to_bits());
         let of = FlowOf { session: e };

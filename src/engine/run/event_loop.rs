@@ -170,13 +170,13 @@ pub fn spawn_sessions(world: &mut World, n: usize) {
 
 /// Whether the `arrivals` drain is complete.
 fn drained(sim: &Sim, limit: u64) -> bool {
-    sim.census.open_arrivals >= limit && sim.census.live == 0
+    sim.sessions.census.open_arrivals >= limit && sim.sessions.census.live == 0
 }
 
 fn drained_too_early(code: &Code, sim: &Sim) -> RunError {
     sim.error(format!(
         "run: arrivals drained at {} before or at warmup {}; no measurement interval",
-        sim.clock.now, code.program.warmup
+        sim.time.clock.now, code.program.warmup
     ))
 }
 
@@ -272,15 +272,15 @@ pub fn run(
                     create_session(code, &mut sim)?;
                 }
             }
-            Arrival::Poisson(_) => sim.events.schedule(0.0, EventKind::Arrival),
+            Arrival::Poisson(_) => sim.time.events.schedule(0.0, EventKind::Arrival),
             Arrival::Renewal(_) => {
                 let gap = renewal_gap(code, &mut sim)?;
-                sim.events.schedule(gap, EventKind::Arrival);
+                sim.time.events.schedule(gap, EventKind::Arrival);
             }
             Arrival::None => {}
         }
         if prog.warmup > 0.0 {
-            sim.events.schedule(prog.warmup, EventKind::Warmup);
+            sim.time.events.schedule(prog.warmup, EventKind::Warmup);
         }
         settle(code, &mut sim)?;
     }
@@ -313,22 +313,22 @@ pub fn run(
                 .map_err(|_| crate::engine::eval::sim::lost("resource", 0.0))?;
             let mut sim = sim.into_sim();
             let code = &*code;
-            let stop_at = sim.events.taken + if check { 1 } else { STRETCH };
+            let stop_at = sim.time.events.taken + if check { 1 } else { STRETCH };
             loop {
-                if sim.vacant.is_empty() {
+                if sim.sessions.vacant.is_empty() {
                     break Pause::NeedSessions;
                 }
-                if sim.events.taken >= stop_at {
+                if sim.time.events.taken >= stop_at {
                     break Pause::Stretch;
                 }
-                let Some(event) = sim.events.pop() else {
+                let Some(event) = sim.time.events.pop() else {
                     break Pause::Over(prog.horizon);
                 };
                 if event.time > prog.horizon {
                     break Pause::Over(prog.horizon);
                 }
-                if sim.events.taken >= checkpoint {
-                    if sim.events.taken >= max_events {
+                if sim.time.events.taken >= checkpoint {
+                    if sim.time.events.taken >= max_events {
                         return Err(sim.error(format!(
                             "the run reached its cap of {max_events} events (max_events) before \
                              its end; raise the cap or shorten the horizon"
@@ -337,13 +337,13 @@ pub fn run(
                     // The callback is the caller's and reads the wall
                     // clock; it needs no part of the world but the clock.
                     if let Some(progress) = options.progress.as_mut() {
-                        progress(sim.clock.now);
+                        progress(sim.time.clock.now);
                     }
                     next_progress = next_progress.saturating_add(PROGRESS_EVERY);
                     checkpoint = next_progress.min(max_events);
                 }
-                sim.clock.now = event.time;
-                sim.events.taken += 1;
+                sim.time.clock.now = event.time;
+                sim.time.events.taken += 1;
                 match event.kind {
                     EventKind::Arrival => arrive(code, &mut sim)?,
                     EventKind::Warmup => {}
@@ -360,10 +360,10 @@ pub fn run(
                 if let Some(limit) = prog.arrivals
                     && drained(&sim, limit)
                 {
-                    if sim.clock.now <= prog.warmup {
+                    if sim.time.clock.now <= prog.warmup {
                         return Err(drained_too_early(code, &sim));
                     }
-                    break Pause::Over(sim.clock.now);
+                    break Pause::Over(sim.time.clock.now);
                 }
             }
         };
@@ -389,16 +389,16 @@ pub fn run(
             && end == prog.horizon
             && !drained(&sim, limit)
         {
-            sim.clock.now = prog.horizon;
-            return Err(if sim.census.open_arrivals < limit {
+            sim.time.clock.now = prog.horizon;
+            return Err(if sim.sessions.census.open_arrivals < limit {
                 sim.error(format!(
                     "run: horizon {} reached before requested arrivals: got {}, requested {limit}",
-                    prog.horizon, sim.census.open_arrivals
+                    prog.horizon, sim.sessions.census.open_arrivals
                 ))
             } else {
                 sim.error(format!(
                     "run: failed to drain {} active sessions within horizon {}",
-                    sim.census.live, code.program.horizon
+                    sim.sessions.census.live, code.program.horizon
                 ))
             });
         }

@@ -19,7 +19,7 @@ use crate::engine::data::session::{
     Frame, FrameKind, Held, HoldFrame, Holding, PoolDealings, Wait,
 };
 use crate::engine::eval::evaluate::{Moment, eval};
-use crate::engine::eval::sim::{Sim, lost};
+use crate::engine::eval::sim::{Pools, Sessions, Sim, lost};
 use crate::engine::interface::RunError;
 use crate::engine::serving::EPS;
 use crate::engine::serving::order::strictly_before;
@@ -33,7 +33,7 @@ use crate::ir::{Ctx, SLOT_CACHED};
 #[inline(always)]
 pub fn admission_pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
     // Most settles find no pool with an awake waiter: no call.
-    if sim.waiting.next_from(0).is_none() {
+    if sim.pools.waiting.next_from(0).is_none() {
         return Ok(false);
     }
     pass(code, sim)
@@ -43,8 +43,8 @@ pub fn admission_pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
 fn pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
     let mut any = false;
     let mut next = 0;
-    while let Some(p) = sim.waiting.next_from(next) {
-        let pool = sim.members.pools[p];
+    while let Some(p) = sim.pools.waiting.next_from(next) {
+        let pool = sim.pools.entities[p];
         if code.pools[p].admit_via.is_none() && code.pools[p].queue.is_none() {
             // A join-order queue: its stalled front and its head are read
             // in one fetch of the pool, and so is whether the pool sleeps.
@@ -64,14 +64,14 @@ fn pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
                     }
                     Head::Stays { asleep } => break Some(asleep),
                     Head::Empty { stalled: false } => {
-                        sim.waiting.remove(p);
+                        sim.pools.waiting.remove(p);
                         break Some(false);
                     }
                     Head::Empty { stalled: true } => break Some(true),
                 }
             };
             match asleep {
-                Some(true) => sim.waiting.sleep(p),
+                Some(true) => sim.pools.waiting.sleep(p),
                 Some(false) => {}
                 None => sleep_if_blocked(sim, p),
             }
@@ -103,10 +103,10 @@ fn pass(code: &Code, sim: &mut Sim) -> Result<bool, RunError> {
 fn grant(code: &Code, sim: &mut Sim, pool: Entity, e: Entity) -> Result<bool, RunError> {
     match resume_grow(code, sim, e)? {
         Grant::No => return Ok(false),
-        Grant::Session => sim.ready.0.push_back(e),
+        Grant::Session => sim.sessions.ready.0.push_back(e),
         Grant::Resident => {}
     }
-    if let Ok((mut waiters, _)) = sim.store.pools.get_mut(pool) {
+    if let Ok((mut waiters, _)) = sim.pools.members.get_mut(pool) {
         waiters.stalled.pop_front();
     }
     Ok(true)
@@ -116,16 +116,16 @@ fn grant(code: &Code, sim: &mut Sim, pool: Entity, e: Entity) -> Result<bool, Ru
 /// its queue head (if any). It leaves the set if it has no waiter, and
 /// sleeps if nothing but a return of units to it can change that.
 fn sleep_if_blocked(sim: &mut Sim, p: usize) {
-    let pool = sim.members.pools[p];
-    if let Ok((waiters, _)) = sim.store.pools.get(pool) {
+    let pool = sim.pools.entities[p];
+    if let Ok((waiters, _)) = sim.pools.members.get(pool) {
         match waiters.queue.front() {
-            None if waiters.stalled.is_empty() => sim.waiting.remove(p),
-            None => sim.waiting.sleep(p),
+            None if waiters.stalled.is_empty() => sim.pools.waiting.remove(p),
+            None => sim.pools.waiting.sleep(p),
             Some(&head) => {
                 if waiters.blocked.is_some_and(|b| b.on as usize == p)
-                    && blocked_still(waiters, &sim.levels.returns, head)
+                    && blocked_still(waiters, &sim.pools.levels.returns, head)
                 {
-                    sim.waiting.sleep(p);
+                    sim.pools.waiting.sleep(p);
                 }
             }
         }
@@ -163,17 +163,27 @@ fn fifo_head(
     growers: bool,
     any: &mut bool,
 ) -> Result<Head, RunError> {
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let Sim {
-        store,
-        levels,
-        members,
-        census,
-        kv,
-        ready,
+        pools:
+            Pools {
+                members: pool_members,
+                entities: pool_entities,
+                levels,
+                kv,
+                ..
+            },
+        sessions:
+            Sessions {
+                states,
+                dealings,
+                census,
+                ready,
+                ..
+            },
         ..
     } = sim;
-    let Ok((mut waiters, mut stats)) = store.pools.get_mut(members.pools[p]) else {
+    let Ok((mut waiters, mut stats)) = pool_members.get_mut(pool_entities[p]) else {
         return Err(lost("pool", now));
     };
     let waiters = waiters.bypass_change_detection();
@@ -195,7 +205,7 @@ fn fifo_head(
         if code.caching {
             return Ok(Head::Evaluate(e));
         }
-        let Ok(mut dealings) = store.dealings.get_mut(e) else {
+        let Ok(mut dealings) = dealings.get_mut(e) else {
             return Err(lost("session", now));
         };
         let Some(d) = dealings.bypass_change_detection().0.as_deref_mut() else {
@@ -233,7 +243,7 @@ fn fifo_head(
         let mut pools = SmallVec::new();
         pools.push(held);
         enter_hold(d, at, pools, census);
-        let Ok((mut cont, _, _)) = store.sessions.get_mut(e) else {
+        let Ok((mut cont, _, _)) = states.get_mut(e) else {
             return Err(lost("session", now));
         };
         cont.bypass_change_detection()
@@ -327,27 +337,33 @@ fn enter_hold(
 /// preemption victim at the front comes before any key (0.1.0's order).
 pub fn head(code: &Code, sim: &mut Sim, p: usize) -> Result<Option<(Entity, usize)>, RunError> {
     let Some(keys) = &code.pools[p].queue else {
-        return Ok(front(sim, sim.members.pools[p], false).map(|e| (e, 0)));
+        return Ok(front(sim, sim.pools.entities[p], false).map(|e| (e, 0)));
     };
-    let n = match sim.store.pools.get(sim.members.pools[p]) {
+    let n = match sim.pools.members.get(sim.pools.entities[p]) {
         Ok((waiters, _)) if waiters.requeued > 0 => {
             return Ok(waiters.queue.front().map(|&e| (e, 0)));
         }
         Ok((waiters, _)) => waiters.queue.len(),
-        Err(_) => return Err(lost("pool", sim.clock.now)),
+        Err(_) => return Err(lost("pool", sim.time.clock.now)),
     };
     let (mut best, mut best_key, mut key) = (None, Vec::new(), Vec::new());
     for k in 0..n {
         let Some(e) = sim
-            .store
             .pools
-            .get(sim.members.pools[p])
+            .members
+            .get(sim.pools.entities[p])
             .ok()
             .and_then(|(w, _)| w.queue.get(k).copied())
         else {
             break;
         };
-        let (at, joined) = match sim.store.dealings.get(e).ok().and_then(|d| d.0.as_deref()) {
+        let (at, joined) = match sim
+            .sessions
+            .dealings
+            .get(e)
+            .ok()
+            .and_then(|d| d.0.as_deref())
+        {
             Some(d) => match &d.wait {
                 Wait::Hold { at, joined, .. } => (*at, *joined),
                 _ => continue,
@@ -355,7 +371,7 @@ pub fn head(code: &Code, sim: &mut Sim, p: usize) -> Result<Option<(Entity, usiz
             None => continue,
         };
         let mut moment = Moment::NONE;
-        moment.0[ctx_index(Ctx::Waited)] = sim.clock.now - joined;
+        moment.0[ctx_index(Ctx::Waited)] = sim.time.clock.now - joined;
         key.clear();
         for x in keys.iter() {
             key.push(sim.in_session_at(e, at, &moment, |cx| eval(x, cx))?);
@@ -369,7 +385,7 @@ pub fn head(code: &Code, sim: &mut Sim, p: usize) -> Result<Option<(Entity, usiz
 }
 
 fn front(sim: &Sim, pool: Entity, stalled: bool) -> Option<Entity> {
-    let (waiters, _) = sim.store.pools.get(pool).ok()?;
+    let (waiters, _) = sim.pools.members.get(pool).ok()?;
     if stalled {
         waiters.stalled.front().copied()
     } else {
@@ -383,10 +399,10 @@ fn front(sim: &Sim, pool: Entity, stalled: bool) -> Option<Entity> {
 /// waiters are retried after every event; this keeps those retries from
 /// re-evaluating every head.
 fn still_blocked(sim: &Sim, pool: Entity, e: Entity) -> bool {
-    sim.store
-        .pools
+    sim.pools
+        .members
         .get(pool)
-        .is_ok_and(|(waiters, _)| blocked_still(waiters, &sim.levels.returns, e))
+        .is_ok_and(|(waiters, _)| blocked_still(waiters, &sim.pools.levels.returns, e))
 }
 
 /// [`still_blocked`] on a pool's waiters already fetched (`returns` by member).
@@ -441,7 +457,7 @@ pub enum Grant {
 /// The units a hold's pool takes (its units rounded up to the block) and
 /// what it must fit (`max(units, reserve)` rounded up).
 pub fn rounded(sim: &Sim, p: usize, u: f64, r: f64) -> (f64, f64) {
-    let block = sim.kv.block[p];
+    let block = sim.pools.kv.block[p];
     (block.up(u), block.up(u.max(r)))
 }
 
@@ -450,8 +466,8 @@ pub fn rounded(sim: &Sim, p: usize, u: f64, r: f64) -> (f64, f64) {
 /// session's cached entries, evicts what its allocation needs, and takes
 /// its units.
 pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool, RunError> {
-    let now = sim.clock.now;
-    let Ok(dealings) = sim.store.dealings.get(e) else {
+    let now = sim.time.clock.now;
+    let Ok(dealings) = sim.sessions.dealings.get(e) else {
         return Err(lost("session", now));
     };
     let Some(Wait::Hold {
@@ -480,16 +496,16 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
         let p = p as usize;
         let (u, gate) = rounded(sim, p, u, r);
         // Amounts are never NaN (checked), so `>` is the negation of "fits".
-        if sim.levels.used[p] + gate > sim.levels.cap[p] + EPS {
+        if sim.pools.levels.used[p] + gate > sim.pools.levels.cap[p] + EPS {
             // Keys that read state may put another waiter at the head
             // before any units come back (prog_queue_by_waited_flips_head).
             let blocked = (*reads_no_state && k == 0 && !code.pools[first].queue_reads_state)
                 .then_some(Blocked {
                     head: e,
                     on: p as u32,
-                    returns: sim.levels.returns[p],
+                    returns: sim.pools.levels.returns[p],
                 });
-            if let Ok((mut waiters, _)) = sim.store.pools.get_mut(sim.members.pools[first]) {
+            if let Ok((mut waiters, _)) = sim.pools.members.get_mut(sim.pools.entities[first]) {
                 waiters.blocked = blocked;
             }
             return Ok(false);
@@ -517,13 +533,13 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
     }
     for (i, h) in held.iter().enumerate() {
         let p = h.pool as usize;
-        let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[p]) else {
+        let Ok((mut waiters, mut stats)) = sim.pools.members.get_mut(sim.pools.entities[p]) else {
             return Err(lost("pool", now));
         };
         if i == 0 {
             leave_queue(
                 code,
-                sim.levels,
+                sim.pools.levels,
                 &mut waiters,
                 &mut stats,
                 p,
@@ -532,31 +548,43 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
                 joined,
             );
         }
-        allocate(code, sim.levels, sim.kv, &mut stats, p, now, h.units, e);
+        allocate(
+            code,
+            sim.pools.levels,
+            sim.pools.kv,
+            &mut stats,
+            p,
+            now,
+            h.units,
+            e,
+        );
     }
     // `cached` := the most consumed over the hold's pools.
     let most = held.iter().map(|h| h.position).fold(0.0, f64::max);
-    if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
-        enter_hold(dealings.get(), at, held, sim.census);
+    if let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) {
+        enter_hold(dealings.get(), at, held, sim.sessions.census);
     }
-    let Ok((mut cont, _, life)) = sim.store.sessions.get_mut(e) else {
+    let Ok((mut cont, _, life)) = sim.sessions.states.get_mut(e) else {
         return Err(lost("session", now));
     };
     if code.caching
-        && let Some(a) = sim.attrs.get_mut(life.row, code.column(SLOT_CACHED))
+        && let Some(a) = sim
+            .sessions
+            .attrs
+            .get_mut(life.row, code.column(SLOT_CACHED))
     {
         *a = most;
     }
     cont.0.push(Frame::start(*body, FrameKind::Hold));
-    sim.ready.0.push_back(e);
+    sim.sessions.ready.0.push_back(e);
     Ok(true)
 }
 
 /// Applies session `e`'s pending grow or growth if it fits (evicting what
 /// it needs); returns what it did.
 pub fn resume_grow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Grant, RunError> {
-    let now = sim.clock.now;
-    let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+    let now = sim.time.clock.now;
+    let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
         return Err(lost("session", now));
     };
     let d = dealings.get();
@@ -571,7 +599,7 @@ pub fn resume_grow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Grant, RunEr
             (
                 hold,
                 entry,
-                sim.kv.block[p].up(held.units + amount),
+                sim.pools.kv.block[p].up(held.units + amount),
                 0.0,
                 None,
             )
@@ -588,13 +616,13 @@ pub fn resume_grow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Grant, RunEr
     let held = d.holds[hold].pools[entry];
     let p = held.pool as usize;
     let more = new_units - held.units;
-    if sim.levels.used[p] + more > sim.levels.cap[p] + EPS {
+    if sim.pools.levels.used[p] + more > sim.pools.levels.cap[p] + EPS {
         return Ok(Grant::No);
     }
     if code.caching {
         make_room(code, sim, p, more)?;
     }
-    let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+    let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
         return Err(lost("session", now));
     };
     let d = dealings.get();
@@ -602,13 +630,16 @@ pub fn resume_grow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Grant, RunEr
     held.units = new_units;
     held.position += advance;
     d.wait = Wait::None;
-    if let Ok((_, mut stats)) = sim.store.pools.get_mut(sim.members.pools[p]) {
-        sim.levels.grow(&mut stats, p, now, more);
+    if let Ok((_, mut stats)) = sim.pools.members.get_mut(sim.pools.entities[p]) {
+        sim.pools.levels.grow(&mut stats, p, now, more);
     }
     let Some(stage) = stage else {
         return Ok(Grant::Session);
     };
-    if let Ok((mut service, _)) = sim.store.stages.get_mut(sim.members.stages[stage as usize])
+    if let Ok((mut service, _)) = sim
+        .stages
+        .members
+        .get_mut(sim.stages.entities[stage as usize])
         && let Some(engine) = service.engine()
         && let Some(r) = engine.find(e)
     {
@@ -617,6 +648,6 @@ pub fn resume_grow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Grant, RunEr
             engine.residents[r].kv += more;
         }
     }
-    sim.dirty.engines.insert(stage as usize);
+    sim.stages.dirty.engines.insert(stage as usize);
     Ok(Grant::Resident)
 }

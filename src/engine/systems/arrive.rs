@@ -21,22 +21,22 @@ use crate::ir::{self, Arrival};
 /// The open workload's arrival event: a session arrives and the next
 /// arrival is scheduled (unless the `arrivals` count is reached).
 pub fn arrive(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
-    sim.census.open_arrivals += 1;
+    sim.sessions.census.open_arrivals += 1;
     create_session(code, sim)?;
     let prog = &code.program;
     if prog
         .arrivals
-        .is_none_or(|limit| sim.census.open_arrivals < limit)
+        .is_none_or(|limit| sim.sessions.census.open_arrivals < limit)
     {
         let next = match prog.arrival {
             Arrival::Poisson(rate) => {
-                let streams = &mut *sim.streams;
+                let streams = &mut *sim.time.streams;
                 let u = streams.arrival.uniform(&mut streams.first);
-                sim.clock.now + exponential_of(1.0 / rate, u)
+                sim.time.clock.now + exponential_of(1.0 / rate, u)
             }
             _ => renewal_gap(code, sim)?,
         };
-        sim.events.schedule(next, EventKind::Arrival);
+        sim.time.events.schedule(next, EventKind::Arrival);
     }
     Ok(())
 }
@@ -46,7 +46,7 @@ pub fn renewal_gap(code: &Code, sim: &mut Sim) -> Result<f64, RunError> {
     let Some(gap) = &code.renewal else {
         return Ok(f64::INFINITY);
     };
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let g = sim.evaluate_outside(
         gap,
         Outside {
@@ -68,20 +68,20 @@ pub fn renewal_gap(code: &Code, sim: &mut Sim) -> Result<f64, RunError> {
 
 /// Creates a session now: its serial, `init` block, and a place in the ready queue.
 pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
-    if sim.census.live >= MAX_LIVE_SESSIONS {
+    if sim.sessions.census.live >= MAX_LIVE_SESSIONS {
         return Err(sim.error(format!(
             "more than {MAX_LIVE_SESSIONS} live sessions at once (the limit); \
              sessions arrive faster than they end (is an arrival rate too high?)"
         )));
     }
-    let now = sim.clock.now;
-    let Some(e) = sim.vacant.pop() else {
+    let now = sim.time.clock.now;
+    let Some(e) = sim.sessions.vacant.pop() else {
         return Err(lost("vacant session", now));
     };
     let prog = &code.program;
-    let serial = sim.census.next_serial;
-    sim.census.next_serial += 1;
-    let Ok((mut cont, mut draws, mut life)) = sim.store.sessions.get_mut(e) else {
+    let serial = sim.sessions.census.next_serial;
+    sim.sessions.census.next_serial += 1;
+    let Ok((mut cont, mut draws, mut life)) = sim.sessions.states.get_mut(e) else {
         return Err(lost("session", now));
     };
     // (Its dealings were emptied at its last session's end.)
@@ -93,28 +93,28 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     life.steps = 0;
     life.steps_at = f64::NAN;
     let row = life.row;
-    let attrs = sim.attrs.of_mut(row);
+    let attrs = sim.sessions.attrs.of_mut(row);
     zero(attrs);
     if let Some(a) = attrs.get_mut(code.column(ir::SLOT_SERIAL)) {
         *a = serial as f64;
     }
-    sim.census.live += 1;
-    sim.census.live_changed(now);
+    sim.sessions.census.live += 1;
+    sim.sessions.census.live_changed(now);
     sim.observed.mark_turn(serial, 0, now, prog.warmup);
-    if let Some(n) = sim.replay.trace.as_ref().map(|t| t.len() as u64) {
-        let corpus = if sim.replay.ordered {
+    if let Some(n) = sim.sessions.replay.trace.as_ref().map(|t| t.len() as u64) {
+        let corpus = if sim.sessions.replay.ordered {
             serial % n
         } else {
-            let streams = &mut *sim.streams;
+            let streams = &mut *sim.time.streams;
             let u = streams.trace.uniform(&mut streams.first);
             ((u * n as f64) as u64).min(n - 1)
         };
-        sim.replay.start(row, corpus as u32);
+        sim.sessions.replay.start(row, corpus as u32);
     }
     if !code.blocks[prog.init].is_empty() {
         run_workload_block(code, sim, e, prog.init, 0)?;
     }
-    sim.ready.0.push_back(e);
+    sim.sessions.ready.0.push_back(e);
     Ok(())
 }
 
@@ -148,12 +148,12 @@ pub fn run_workload_block(
     if stmts.is_empty() {
         return Ok(());
     }
-    let now = sim.clock.now;
-    let Ok((_, _, life)) = sim.store.sessions.get(e) else {
+    let now = sim.time.clock.now;
+    let Ok((_, _, life)) = sim.sessions.states.get(e) else {
         return Err(lost("session", now));
     };
     let (serial, row) = (life.serial, life.row);
-    sim.streams.turn.reset(Purpose::Turn { serial, turn });
+    sim.time.streams.turn.reset(Purpose::Turn { serial, turn });
     for (i, stmt) in stmts.iter().enumerate() {
         let (target, x, is_set) = match stmt {
             Stmt::Set(t, x) => (*t, x, true),
@@ -179,7 +179,7 @@ pub fn run_workload_block(
         );
         let v = v.map_err(|m| sim.session_error(e, (block, i), m.to_string()))?;
         if is_set {
-            if let Some(a) = sim.attrs.of_mut(row).get_mut(target as usize) {
+            if let Some(a) = sim.sessions.attrs.of_mut(row).get_mut(target as usize) {
                 *a = v;
             }
         } else {
@@ -192,7 +192,7 @@ pub fn run_workload_block(
 /// Records an observation (at or after warm-up) taken by session and
 /// turn `whence`.
 pub fn observe(code: &Code, sim: &mut Sim, index: u32, v: f64, whence: (u64, u64)) {
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     if now >= code.program.warmup {
         sim.observed.record(index, v, now, || whence);
     }

@@ -21,7 +21,7 @@ use crate::ir::Ctx;
 /// (nested holds add up; leases do not count): what `kv_decode` and
 /// `kv_prefill` sum.
 pub fn held_by_frames(sim: &Sim, e: Entity, p: u32) -> f64 {
-    let Ok(dealings) = sim.store.dealings.get(e) else {
+    let Ok(dealings) = sim.sessions.dealings.get(e) else {
         return 0.0;
     };
     dealings
@@ -37,8 +37,8 @@ pub fn held_by_frames(sim: &Sim, e: Entity, p: u32) -> f64 {
 /// and `kv_prefill` over every resident (before this iteration's growth).
 pub fn budget_moment(code: &Code, sim: &Sim, s: usize) -> Result<Moment, RunError> {
     let memory = code.steps[s].as_ref().and_then(|st| st.memory);
-    let Ok((service, _)) = sim.store.stages.get(sim.members.stages[s]) else {
-        return Err(lost("stage", sim.clock.now));
+    let Ok((service, _)) = sim.stages.members.get(sim.stages.entities[s]) else {
+        return Err(lost("stage", sim.time.clock.now));
     };
     let mut moment = Moment::NONE;
     let (mut residents, mut decoders, mut kv_decode, mut kv_prefill) = (0.0, 0.0, 0.0, 0.0);
@@ -112,8 +112,8 @@ pub fn budget_and_chunk(
 pub fn refresh_budget_left(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
     let moment = budget_moment(code, sim, s)?;
     let (budget, chunk) = budget_and_chunk(code, sim, s, &moment)?;
-    let Ok((service, _)) = sim.store.stages.get(sim.members.stages[s]) else {
-        return Err(lost("stage", sim.clock.now));
+    let Ok((service, _)) = sim.stages.members.get(sim.stages.entities[s]) else {
+        return Err(lost("stage", sim.time.clock.now));
     };
     let left = match service {
         crate::engine::data::stage::Service::Step(engine) => budget_left(
@@ -123,6 +123,6 @@ pub fn refresh_budget_left(code: &Code, sim: &mut Sim, s: usize) -> Result<(), R
         ),
         _ => f64::NAN,
     };
-    sim.load.budget_left[s] = left;
+    sim.stages.load.budget_left[s] = left;
     Ok(())
 }

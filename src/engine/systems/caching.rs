@@ -33,8 +33,8 @@ fn owner_of(code: &Code, sim: &Sim, e: Entity, p: usize) -> Owner {
     if !code.pools[p].evict_reads_owner {
         return Owner::Ended(Box::default());
     }
-    match sim.store.sessions.get(e) {
-        Ok((_, _, life)) => Owner::Session(e, life.row, sim.attrs.of(life.row).into()),
+    match sim.sessions.states.get(e) {
+        Ok((_, _, life)) => Owner::Session(e, life.row, sim.sessions.attrs.of(life.row).into()),
         Err(_) => Owner::Ended(Box::default()),
     }
 }
@@ -49,9 +49,9 @@ fn frozen(code: &Code, sim: &Sim, e: Entity, p: usize) -> Owner {
 }
 
 fn serial_of(sim: &Sim, e: Entity) -> Result<u64, RunError> {
-    match sim.store.sessions.get(e) {
+    match sim.sessions.states.get(e) {
         Ok((_, _, life)) => Ok(life.serial),
-        Err(_) => Err(lost("session", sim.clock.now)),
+        Err(_) => Err(lost("session", sim.time.clock.now)),
     }
 }
 
@@ -68,17 +68,17 @@ pub fn consume(
 ) -> Result<(), RunError> {
     consumed.clear();
     let serial = serial_of(sim, e)?;
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     for &p in pools {
         let p = p as usize;
-        if sim.kv.cache[p].live_units(serial) == 0.0 {
+        if sim.pools.kv.cache[p].live_units(serial) == 0.0 {
             consumed.push(0.0);
             continue;
         }
         let dead = frozen(code, sim, e, p);
-        let block = sim.kv.block[p];
-        let got = sim.kv.cache[p].consume(serial, limit, block, || dead);
-        sim.kv.note_cached(p, now);
+        let block = sim.pools.kv.block[p];
+        let got = sim.pools.kv.cache[p].consume(serial, limit, block, || dead);
+        sim.pools.kv.note_cached(p, now);
         consumed.push(got);
     }
     Ok(())
@@ -93,9 +93,9 @@ pub fn keep(code: &Code, sim: &mut Sim, e: Entity, p: usize, units: f64) -> Resu
     }
     let serial = serial_of(sim, e)?;
     let owner = owner_of(code, sim, e, p);
-    let now = sim.clock.now;
-    sim.kv.cache[p].store(serial, owner, units, now);
-    sim.kv.note_cached(p, now);
+    let now = sim.time.clock.now;
+    sim.pools.kv.cache[p].store(serial, owner, units, now);
+    sim.pools.kv.note_cached(p, now);
     Ok(())
 }
 
@@ -110,7 +110,7 @@ pub fn kept_units(
     allocation: f64,
 ) -> f64 {
     match cache {
-        Some(l) => cached_units(l, ran, position, allocation, sim.kv.block[p]),
+        Some(l) => cached_units(l, ran, position, allocation, sim.pools.kv.block[p]),
         None => 0.0,
     }
 }
@@ -162,9 +162,9 @@ pub fn lease_kept(code: &Code, sim: &mut Sim, e: Entity, lease: &Lease) -> Resul
 /// `drop p;`: the session's live entry in p goes.
 pub fn drop_entry(sim: &mut Sim, e: Entity, p: usize) -> Result<(), RunError> {
     let serial = serial_of(sim, e)?;
-    let now = sim.clock.now;
-    sim.kv.cache[p].drop_live(serial);
-    sim.kv.note_cached(p, now);
+    let now = sim.time.clock.now;
+    sim.pools.kv.cache[p].drop_live(serial);
+    sim.pools.kv.note_cached(p, now);
     Ok(())
 }
 
@@ -173,10 +173,10 @@ pub fn drop_entry(sim: &mut Sim, e: Entity, p: usize) -> Result<(), RunError> {
 pub fn freeze_owner(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     let serial = serial_of(sim, e)?;
     for p in 0..code.pools.len() {
-        if !code.pools[p].evict_reads_owner || sim.kv.cache[p].live_units(serial) == 0.0 {
+        if !code.pools[p].evict_reads_owner || sim.pools.kv.cache[p].live_units(serial) == 0.0 {
             continue;
         }
-        if let Some(o) = sim.kv.cache[p].live_owner_mut(serial)
+        if let Some(o) = sim.pools.kv.cache[p].live_owner_mut(serial)
             && let Owner::Session(_, _, released) = o
         {
             *o = Owner::Ended(std::mem::take(released));
@@ -188,7 +188,7 @@ pub fn freeze_owner(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunErro
 /// Evicts from pool `p` until `used + cached + need ≤ cap + EPS`, in the
 /// pool's order, spilling what its clause says.
 pub fn make_room(code: &Code, sim: &mut Sim, p: usize, need: f64) -> Result<(), RunError> {
-    let room = room(sim.levels.cap[p], sim.levels.used[p], need);
+    let room = room(sim.pools.levels.cap[p], sim.pools.levels.used[p], need);
     evict_to(code, sim, p, room, 0)
 }
 
@@ -198,19 +198,19 @@ pub fn make_room(code: &Code, sim: &mut Sim, p: usize, need: f64) -> Result<(), 
 /// next is chosen (spec §8.3), so a key or a spill clause reads the state
 /// after the pieces before it.
 fn evict_to(code: &Code, sim: &mut Sim, p: usize, room: f64, depth: u32) -> Result<(), RunError> {
-    if sim.kv.cache[p].total() <= room {
+    if sim.pools.kv.cache[p].total() <= room {
         return Ok(());
     }
-    let now = sim.clock.now;
-    let block = sim.kv.block[p];
+    let now = sim.time.clock.now;
+    let block = sim.pools.kv.block[p];
     let spill = code.pools[p].spill.as_ref();
     let mut evicted = Evicted::default();
     let (mut orders, mut best_key, mut candidate) = (Vec::new(), Vec::new(), Vec::new());
-    while sim.kv.cache[p].total() > room {
+    while sim.pools.kv.cache[p].total() > room {
         let order = match &code.pools[p].evict {
-            None => sim.kv.cache[p].first_order(),
+            None => sim.pools.kv.cache[p].first_order(),
             Some(keys) => {
-                sim.kv.cache[p].orders_into(&mut orders);
+                sim.pools.kv.cache[p].orders_into(&mut orders);
                 let mut best = None;
                 for &order in &orders {
                     candidate.clear();
@@ -233,13 +233,13 @@ fn evict_to(code: &Code, sim: &mut Sim, p: usize, room: f64, depth: u32) -> Resu
         };
         let Some(order) = order else { break };
         let entry = match spill {
-            Some(_) => sim.kv.cache[p].get(order).cloned(),
+            Some(_) => sim.pools.kv.cache[p].get(order).cloned(),
             None => None,
         };
-        let Some(piece) = sim.kv.cache[p].take_piece(order, block, &mut evicted) else {
+        let Some(piece) = sim.pools.kv.cache[p].take_piece(order, block, &mut evicted) else {
             break;
         };
-        sim.kv.note_cached(p, now);
+        sim.pools.kv.note_cached(p, now);
         if let (Some(spill), Some(entry)) = (spill, entry) {
             let piece = Entry {
                 units: piece,
@@ -248,7 +248,7 @@ fn evict_to(code: &Code, sim: &mut Sim, p: usize, room: f64, depth: u32) -> Resu
             spill_piece(code, sim, p, spill, piece, depth)?;
         }
     }
-    let figures = &mut sim.kv.figures[p];
+    let figures = &mut sim.pools.kv.figures[p];
     figures.evicted_entries += evicted.entries;
     figures.evicted_units += evicted.units;
     Ok(())
@@ -277,7 +277,7 @@ impl Reads {
 /// A key at the Evict moment of the entry at `order` in pool `p`'s cache,
 /// read in place (`size` is the entry's units).
 fn key_at(sim: &mut Sim, x: &Expr, p: usize, order: u64) -> Result<f64, String> {
-    let Some(entry) = sim.kv.cache[p].get(order) else {
+    let Some(entry) = sim.pools.kv.cache[p].get(order) else {
         return Ok(f64::NAN);
     };
     let (session, released, size) = (entry.session, entry.released, entry.units);
@@ -295,7 +295,7 @@ fn evict_moment(
     size: f64,
     reads: &Reads,
 ) -> Result<f64, String> {
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let mut moment = Moment::NONE;
     moment.0[ctx_index(Ctx::Size)] = size;
     moment.0[ctx_index(Ctx::Age)] = now - released;
@@ -303,7 +303,7 @@ fn evict_moment(
     let (attrs, waiting) = match reads {
         Reads::Live(e, row) => {
             let waiting = sim
-                .store
+                .sessions
                 .dealings
                 .get(*e)
                 .ok()
@@ -334,7 +334,7 @@ fn spill_piece(
     entry: Entry<Owner>,
     depth: u32,
 ) -> Result<(), RunError> {
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let (session, piece) = (entry.session, entry.units);
     let name = &code.program.pools[p].name;
     let reads = Reads::of(&entry.owner);
@@ -345,22 +345,22 @@ fn spill_piece(
     }
     let work = evict_moment(sim, &spill.work, session, entry.released, piece, &reads)
         .map_err(|m| sim.error(format!("pool `{name}`: spill work: {m}")))?;
-    sim.kv.figures[p].spills += 1;
+    sim.pools.kv.figures[p].spills += 1;
     let to = spill.to as usize;
     if depth < 64 {
         // The target makes room only while it is already over its capacity.
-        let room = room(sim.levels.cap[to], sim.levels.used[to], 0.0);
+        let room = room(sim.pools.levels.cap[to], sim.pools.levels.used[to], 0.0);
         evict_to(code, sim, to, room, depth + 1)?;
     }
     if entry.dead {
         // Named where the `reuse` left it, so its pieces gather in one
         // entry per pool all down a chain (spill_dead_identity_down_the_chain).
         let origin = entry.origin.unwrap_or((p as u32, entry.id));
-        sim.kv.cache[to].add_dead_piece(origin, session, entry.owner, piece, now);
+        sim.pools.kv.cache[to].add_dead_piece(origin, session, entry.owner, piece, now);
     } else {
-        sim.kv.cache[to].add_piece(session, entry.owner, piece, now);
+        sim.pools.kv.cache[to].add_piece(session, entry.owner, piece, now);
     }
-    sim.kv.note_cached(to, now);
+    sim.pools.kv.note_cached(to, now);
     if work.is_nan() || work < 0.0 {
         return Err(sim.error(format!(
             "pool `{name}`: the spill's work is {work}; an amount must be a number >= 0"
@@ -374,8 +374,8 @@ fn spill_piece(
 
 /// A job of `work` on stage `s` that no session waits for (a spill's).
 fn detached_job(code: &Code, sim: &mut Sim, s: usize, work: f64) -> Result<(), RunError> {
-    let now = sim.clock.now;
-    let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
+    let now = sim.time.clock.now;
+    let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s]) else {
         return Err(lost("stage", now));
     };
     match &*service {
@@ -389,14 +389,14 @@ fn detached_job(code: &Code, sim: &mut Sim, s: usize, work: f64) -> Result<(), R
             join(
                 s,
                 (&mut service, &mut stats),
-                sim.load,
+                sim.stages.load,
                 now,
                 Entity::PLACEHOLDER,
                 work,
-                sim.events,
+                sim.time.events,
             );
             if is_ps {
-                sim.dirty.mark(s as u32);
+                sim.stages.dirty.mark(s as u32);
             }
             Ok(())
         }

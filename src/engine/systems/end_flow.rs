@@ -18,12 +18,12 @@ pub fn end_flow(sim: &mut Sim, generation: u64) -> Result<(), RunError> {
     let Some(id) = sim.flows.pending.take() else {
         return Ok(());
     };
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let owner = take_flow(sim, id, now, true)?;
     let e = Entity::from_bits(owner);
     // A spill's job has no session waiting for it.
     if e != Entity::PLACEHOLDER {
-        sim.ready.0.push_back(e);
+        sim.sessions.ready.0.push_back(e);
     }
     Ok(())
 }
@@ -46,14 +46,16 @@ pub(crate) fn take_flow(
         flows.free.push(flow);
     }
     for &s in &flows.stages {
-        let Ok((service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s as usize])
+        let Ok((service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s as usize])
         else {
             return Err(lost("stage", now));
         };
-        stats.count(s as usize, true, sim.load, now, -1.0);
-        sim.load.set_busy(s as usize, &service);
+        stats.count(s as usize, true, sim.stages.load, now, -1.0);
+        sim.stages.load.set_busy(s as usize, &service);
         if completed {
-            sim.load.complete(s as usize, &mut stats, now, start, start);
+            sim.stages
+                .load
+                .complete(s as usize, &mut stats, now, start, start);
         }
     }
     flows.changed = true;

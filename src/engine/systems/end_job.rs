@@ -13,58 +13,63 @@ use crate::engine::interface::RunError;
 
 /// The finish event of job `slot` at fifo stage `stage`.
 pub fn end_job(sim: &mut Sim, stage: u32, slot: u32) -> Result<(), RunError> {
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let s = stage as usize;
-    let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
+    let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s]) else {
         return Err(lost("stage", now));
     };
     if let Some(e) = finish_job(
         s,
         (&mut service, &mut stats),
-        sim.load,
+        sim.stages.load,
         now,
         slot,
-        sim.events,
+        sim.time.events,
     ) && e != Entity::PLACEHOLDER
     {
-        sim.ready.0.push_back(e);
+        sim.sessions.ready.0.push_back(e);
     }
     Ok(())
 }
 
 /// The finish event of delay stage `stage`'s earliest job.
 pub fn end_delay_job(sim: &mut Sim, stage: u32) -> Result<(), RunError> {
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let s = stage as usize;
-    let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
+    let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s]) else {
         return Err(lost("stage", now));
     };
     // A spill's job has no session waiting for it.
-    if let Some(e) = finish_delay_job(s, (&mut service, &mut stats), sim.load, now, sim.events)
-        && e != Entity::PLACEHOLDER
+    if let Some(e) = finish_delay_job(
+        s,
+        (&mut service, &mut stats),
+        sim.stages.load,
+        now,
+        sim.time.events,
+    ) && e != Entity::PLACEHOLDER
     {
-        sim.ready.0.push_back(e);
+        sim.sessions.ready.0.push_back(e);
     }
     Ok(())
 }
 
 /// The finish event of generation `generation` of ps stage `stage`.
 pub fn end_ps_job(sim: &mut Sim, stage: u32, generation: u64) -> Result<(), RunError> {
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let s = stage as usize;
     // Stale (the stage's finish was issued anew since): dropped before
     // the stage is fetched.
-    if sim.dirty.live.get(s) != Some(&generation) {
+    if sim.stages.dirty.live.get(s) != Some(&generation) {
         return Ok(());
     }
-    let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
+    let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s]) else {
         return Err(lost("stage", now));
     };
-    if let Some(e) = finish_ps(s, (&mut service, &mut stats), sim.load, now) {
-        sim.dirty.mark(stage);
+    if let Some(e) = finish_ps(s, (&mut service, &mut stats), sim.stages.load, now) {
+        sim.stages.dirty.mark(stage);
         // A spill's job has no session waiting for it.
         if e != Entity::PLACEHOLDER {
-            sim.ready.0.push_back(e);
+            sim.sessions.ready.0.push_back(e);
         }
     }
     Ok(())

@@ -19,12 +19,12 @@ pub fn end_lease(code: &Code, sim: &mut Sim, index: u32, id: u64) -> Result<(), 
     let Some(index) = EntityIndex::from_raw_u32(index) else {
         return Ok(());
     };
-    let e = sim.store.entities.resolve_from_index(index);
-    match sim.store.sessions.get(e) {
+    let e = sim.sessions.entities.resolve_from_index(index);
+    match sim.sessions.states.get(e) {
         Ok((cont, _, _)) if cont.live() => {}
         _ => return Ok(()),
     }
-    let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+    let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
         return Ok(());
     };
     let Some(d) = dealings.0.as_deref_mut() else {

@@ -25,8 +25,8 @@ pub const LIVELOCK: u64 = 1_000_000;
 
 /// Ends session `e`: returns what it holds, then retires it.
 pub fn end_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
-    let now = sim.clock.now;
-    let Ok((mut cont, _, life)) = sim.store.sessions.get_mut(e) else {
+    let now = sim.time.clock.now;
+    let Ok((mut cont, _, life)) = sim.sessions.states.get_mut(e) else {
         return Err(lost("session", now));
     };
     // An empty continuation is an ended session.
@@ -49,7 +49,7 @@ pub fn end_closed_session(
     let dealings = if code.pools.is_empty() {
         None
     } else {
-        sim.store.dealings.get_mut(e).ok()
+        sim.sessions.dealings.get_mut(e).ok()
     };
     let holds = match dealings {
         Some(mut dealings) => match dealings.bypass_change_detection().0.as_deref_mut() {
@@ -78,7 +78,7 @@ pub fn end_closed_session(
             freeze_owner(code, sim, e)?;
         }
         // Keep the buffers for the entity's next session.
-        if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
+        if let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) {
             dealings.clear();
             let d = dealings.get();
             d.holds = holds;
@@ -91,9 +91,9 @@ pub fn end_closed_session(
 /// Session `e` has ended (what it held is returned, its components are
 /// closed): count it, free its entity, and replace it under `closed`.
 fn retire_session(code: &Code, sim: &mut Sim, e: Entity, serial: u64) -> Result<(), RunError> {
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let prog = &code.program;
-    let census = &mut *sim.census;
+    let census = &mut *sim.sessions.census;
     if now >= prog.warmup {
         census.ended += 1;
     }
@@ -101,9 +101,9 @@ fn retire_session(code: &Code, sim: &mut Sim, e: Entity, serial: u64) -> Result<
     census.live -= 1;
     census.live_changed(now);
     sim.observed.mark_end(serial, now, prog.warmup);
-    sim.vacant.push(e);
+    sim.sessions.vacant.push(e);
     if let Arrival::Closed(_) = prog.arrival {
-        let census = &mut *sim.census;
+        let census = &mut *sim.sessions.census;
         if census.replacements.0 != now {
             census.replacements = (now, 0);
         }

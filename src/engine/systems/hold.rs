@@ -59,11 +59,11 @@ fn member_indexed(
         // `kv[i]`, the usual shape: the attribute read from the session's
         // row, without an evaluation context.
         Expr::Attr(slot) => {
-            let now = sim.clock.now;
-            let Ok((_, _, life)) = sim.store.sessions.get(e) else {
+            let now = sim.time.clock.now;
+            let Ok((_, _, life)) = sim.sessions.states.get(e) else {
                 return Err(lost("session", now));
             };
-            let index = sim.attrs.of(life.row).get(*slot as usize).copied();
+            let index = sim.sessions.attrs.of(life.row).get(*slot as usize).copied();
             member_at(r.base, r.count, index.unwrap_or(f64::NAN), what)
                 .map_err(|fault| sim.session_error(e, at, fault.to_string()))
         }
@@ -94,15 +94,15 @@ pub fn join_hold(
         let p = member_in(sim, e, at, &hp.pool, "pool")?;
         let (u, r) = units_of(code, sim, e, at, k)?;
         let (units, gate) = rounded(sim, p, u, r);
-        if rejected_at.is_none() && gate > sim.levels.cap[p] {
+        if rejected_at.is_none() && gate > sim.pools.levels.cap[p] {
             rejected_at = Some(p);
         }
         members.push(p as u32);
         known = Some(Amounts { units, gate });
     }
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     if let Some(p) = rejected_at {
-        if let Ok((_, mut stats)) = sim.store.pools.get_mut(sim.members.pools[p]) {
+        if let Ok((_, mut stats)) = sim.pools.members.get_mut(sim.pools.entities[p]) {
             stats.rejected += 1;
         }
         end_session(code, sim, e)?;
@@ -111,7 +111,7 @@ pub fn join_hold(
     let Some(&first) = members.first() else {
         return Ok(Step::Next);
     };
-    let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+    let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
         return Err(lost("session", now));
     };
     dealings.get().wait = Wait::Hold {
@@ -121,20 +121,20 @@ pub fn join_hold(
         joined: now,
     };
     let first = first as usize;
-    let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first]) else {
+    let Ok((mut waiters, mut stats)) = sim.pools.members.get_mut(sim.pools.entities[first]) else {
         return Err(lost("pool", now));
     };
     let behind = !waiters.queue.is_empty() && code.pools[first].queue.is_none();
     waiters.queue.push_back(e);
     let len = waiters.queue.len();
-    sim.levels.set_queued(&mut stats, first, now, len);
+    sim.pools.levels.set_queued(&mut stats, first, now, len);
     // Behind a join-order queue's head the pool's state stays as it is:
     // asleep if its head provably does not fit.
     if !behind {
-        sim.waiting.insert(first);
+        sim.pools.waiting.insert(first);
     }
     if let Some(s) = code.pools[first].admit_via {
-        sim.dirty.engines.insert(s as usize);
+        sim.stages.dirty.engines.insert(s as usize);
     }
     Ok(Step::Stop)
 }
@@ -142,8 +142,8 @@ pub fn join_hold(
 /// The body of session `e`'s innermost hold ended: its pools are returned
 /// (the leased one becomes a lease), then one admission pass.
 pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
-    let now = sim.clock.now;
-    let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+    let now = sim.time.clock.now;
+    let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
         return Err(lost("session", now));
     };
     let d = dealings.get();
@@ -205,12 +205,12 @@ fn start_lease(
     i: usize,
     length: &Expr,
 ) -> Result<(), RunError> {
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let t = sim.eval_in(e, hold.at, length)?;
     let id = sim.observed.next_lease;
     sim.observed.next_lease += 1;
     let h = hold.pools[i];
-    if let Ok(mut dealings) = sim.store.dealings.get_mut(e) {
+    if let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) {
         dealings.get().leases.push(Lease {
             id,
             pool: h.pool,
@@ -221,10 +221,12 @@ fn start_lease(
         });
     }
     if t <= 0.0 {
-        sim.events
+        sim.time
+            .events
             .schedule(now, EventKind::LeaseEnd(e.index_u32(), id));
     } else if t.is_finite() {
-        sim.events
+        sim.time
+            .events
             .schedule(now + t, EventKind::LeaseEnd(e.index_u32(), id));
     }
     Ok(())
@@ -239,17 +241,17 @@ fn completed(code: &Code, sim: &mut Sim, e: Entity, hold: &HoldFrame) -> Result<
     if computed >= code.width && !lifo {
         return Ok(());
     }
-    let now = sim.clock.now;
-    let Ok((_, _, life)) = sim.store.sessions.get(e) else {
+    let now = sim.time.clock.now;
+    let Ok((_, _, life)) = sim.sessions.states.get(e) else {
         return Err(lost("session", now));
     };
     let (row, serial) = (life.row, life.serial);
-    if let Some(c) = sim.attrs.get_mut(row, computed) {
+    if let Some(c) = sim.sessions.attrs.get_mut(row, computed) {
         *c = 0.0;
     }
     if lifo {
         for h in &hold.pools {
-            sim.kv.hold_completed(serial, h.pool);
+            sim.pools.kv.hold_completed(serial, h.pool);
         }
     }
     Ok(())
@@ -264,7 +266,7 @@ fn completed(code: &Code, sim: &mut Sim, e: Entity, hold: &HoldFrame) -> Result<
 /// `hold q[i] (3) { set i = 1; release q[i]; }` the release ends a
 /// lease of `q[1]` (pyserq 0.1.0).
 fn find_held(sim: &Sim, e: Entity, p: u32) -> Option<(usize, usize)> {
-    let dealings = sim.store.dealings.get(e).ok()?;
+    let dealings = sim.sessions.dealings.get(e).ok()?;
     for (h, frame) in dealings.holds().iter().enumerate().rev() {
         for (i, held) in frame.pools.iter().enumerate() {
             if held.pool == p && !held.released {
@@ -284,9 +286,9 @@ pub fn release(
     r: &Member,
 ) -> Result<(), RunError> {
     let p = member_in(sim, e, at, r, "pool")? as u32;
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     if let Some((h, i)) = find_held(sim, e, p) {
-        let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+        let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
             return Err(lost("session", now));
         };
         let frame = &mut dealings.get().holds[h];
@@ -304,7 +306,7 @@ pub fn release(
         admission_pass(code, sim)?;
         return Ok(());
     }
-    let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+    let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
         return Err(lost("session", now));
     };
     let leases = &mut dealings.get().leases;
@@ -359,8 +361,8 @@ pub fn grow(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
     let d = sim.eval_in(e, at, x)?;
     let d = sim.amount("the grow", d, e, at)?;
     let d_amount = d;
-    let now = sim.clock.now;
-    let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+    let now = sim.time.clock.now;
+    let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
         return Err(lost("session", now));
     };
     dealings.get().wait = Wait::Grow {
@@ -374,10 +376,10 @@ pub fn grow(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
     if code.pools[p as usize].lifo {
         // `preempt lifo`: victims until the growth fits (perhaps the
         // grower itself, which then waits at its hold's queue's head).
-        let more = match sim.store.dealings.get(e) {
+        let more = match sim.sessions.dealings.get(e) {
             Ok(d) => {
                 let units = d.holds()[h].pools[i].units;
-                sim.kv.block[p as usize].up(units + d_amount) - units
+                sim.pools.kv.block[p as usize].up(units + d_amount) - units
             }
             Err(_) => return Err(lost("session", now)),
         };
@@ -391,10 +393,10 @@ pub fn grow(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
             Fit::NoVictim => {}
         }
     }
-    if let Ok((mut waiters, _)) = sim.store.pools.get_mut(sim.members.pools[p as usize]) {
+    if let Ok((mut waiters, _)) = sim.pools.members.get_mut(sim.pools.entities[p as usize]) {
         waiters.stalled.push_back(e);
     }
-    sim.waiting.insert(p as usize);
+    sim.pools.waiting.insert(p as usize);
     Ok(Step::Stop)
 }
 
@@ -406,8 +408,8 @@ pub fn load(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
     let (_, h, i) = held_for(code, sim, e, at, r, "load")?;
     let n = sim.eval_in(e, at, x)?;
     let n = sim.amount("the load", n, e, at)?;
-    let now = sim.clock.now;
-    let Ok(mut dealings) = sim.store.dealings.get_mut(e) else {
+    let now = sim.time.clock.now;
+    let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
         return Err(lost("session", now));
     };
     let frame = &mut dealings.get().holds[h];
@@ -435,7 +437,7 @@ pub fn load(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
 fn withdraw_from_forming(sim: &mut Sim, taken: Taken) -> Result<(), RunError> {
     if let Some((s, granted, mode, k)) = taken.resident
         && granted > 0.0
-        && let Ok((mut service, _)) = sim.store.stages.get_mut(sim.members.stages[s as usize])
+        && let Ok((mut service, _)) = sim.stages.members.get_mut(sim.stages.entities[s as usize])
         && let Some(engine) = service.engine()
         && engine.forming
     {

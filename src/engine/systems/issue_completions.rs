@@ -33,9 +33,9 @@ enum Next {
 /// docs/serving-engine.md §2).
 #[inline]
 pub fn issue_completions(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
-    if sim.dirty.engines.next_from(0).is_some() {
+    if sim.stages.dirty.engines.next_from(0).is_some() {
         walk(code, sim)?;
-    } else if !sim.dirty.list.is_empty() {
+    } else if !sim.stages.dirty.list.is_empty() {
         // No step stage to visit: issuing a ps stage marks no other, so
         // the walk is the changed stages in declaration order.
         issue_changed_ps(code, sim)?;
@@ -50,23 +50,23 @@ pub fn issue_completions(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
 /// order, and the set is empty after it.
 #[inline(never)]
 fn issue_changed_ps(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
-    if let [p] = sim.dirty.list[..] {
+    if let [p] = sim.stages.dirty.list[..] {
         // One stage (an M/M/1 ps): no buffer to move.
-        sim.dirty.list.clear();
-        sim.dirty.marked[p as usize] = false;
+        sim.stages.dirty.list.clear();
+        sim.stages.dirty.marked[p as usize] = false;
         return issue_ps(code, sim, p as usize);
     }
-    let mut list = std::mem::take(&mut sim.dirty.list);
+    let mut list = std::mem::take(&mut sim.stages.dirty.list);
     if list.len() > 1 {
         list.sort_unstable();
     }
     for &p in &list {
-        sim.dirty.marked[p as usize] = false;
+        sim.stages.dirty.marked[p as usize] = false;
         issue_ps(code, sim, p as usize)?;
     }
     list.clear();
     // Keep the buffer.
-    sim.dirty.list = list;
+    sim.stages.dirty.list = list;
     Ok(())
 }
 
@@ -74,19 +74,20 @@ fn issue_changed_ps(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
 /// [`issue_completions`]). Out of line: the per-event path stays small.
 #[inline(never)]
 fn walk(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
-    let now = sim.clock.now;
-    let quiet = sim.events.next_time().is_none_or(|t| t > now);
+    let now = sim.time.clock.now;
+    let quiet = sim.time.events.next_time().is_none_or(|t| t > now);
     let mut pos = 0;
     loop {
         let ps = sim
+            .stages
             .dirty
             .list
             .iter()
             .copied()
-            .filter(|&x| x as usize >= pos && sim.dirty.marked[x as usize])
+            .filter(|&x| x as usize >= pos && sim.stages.dirty.marked[x as usize])
             .min()
             .map(|x| x as usize);
-        let engine = sim.dirty.engines.next_from(pos);
+        let engine = sim.stages.dirty.engines.next_from(pos);
         let next = match (ps, engine) {
             (None, None) => break,
             (Some(p), Some(e)) if e < p => Next::Engine(e),
@@ -95,7 +96,7 @@ fn walk(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
         };
         match next {
             Next::Ps(p) => {
-                sim.dirty.marked[p] = false;
+                sim.stages.dirty.marked[p] = false;
                 issue_ps(code, sim, p)?;
                 pos = p + 1;
             }
@@ -107,7 +108,7 @@ fn walk(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
             }
         }
     }
-    let dirty = &mut *sim.dirty;
+    let dirty = &mut *sim.stages.dirty;
     let marked = &dirty.marked;
     dirty.list.retain(|&x| marked[x as usize]);
     Ok(())
@@ -117,7 +118,7 @@ fn walk(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
 /// flow: the rates solved anew, the shared stages' utilisations follow.
 #[inline(never)]
 fn issue_flows(sim: &mut Sim) -> Result<(), RunError> {
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let flows = &mut *sim.flows;
     flows.changed = false;
     flows.system.solve(now);
@@ -128,7 +129,8 @@ fn issue_flows(sim: &mut Sim) -> Result<(), RunError> {
     flows.pending = None;
     if let Some((time, id)) = flows.system.next_end() {
         flows.pending = Some(id);
-        sim.events
+        sim.time
+            .events
             .schedule(time.max(now), EventKind::FlowEnd(flows.generation));
     }
     Ok(())
@@ -137,16 +139,23 @@ fn issue_flows(sim: &mut Sim) -> Result<(), RunError> {
 /// Issues ps stage `s`'s one finish event anew.
 #[inline]
 fn issue_ps(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
-    let now = sim.clock.now;
-    let entity = sim.members.stages[s];
+    let now = sim.time.clock.now;
+    let entity = sim.stages.entities[s];
     if let Some(Expr::Num(phi)) = &code.capacity[s] {
         // A constant capacity (`ps(1)`): no evaluation, one fetch.
-        let Ok((mut service, _)) = sim.store.stages.get_mut(entity) else {
+        let Ok((mut service, _)) = sim.stages.members.get_mut(entity) else {
             return Err(lost("stage", now));
         };
         let service = service.bypass_change_detection();
         let phi = if service.ps_present() == 0 { 0.0 } else { *phi };
-        issue_ps_finish(service, s, now, phi, &mut sim.dirty.live[s], sim.events);
+        issue_ps_finish(
+            service,
+            s,
+            now,
+            phi,
+            &mut sim.stages.dirty.live[s],
+            sim.time.events,
+        );
         return Ok(());
     }
     issue_ps_evaluated(code, sim, s)
@@ -156,9 +165,9 @@ fn issue_ps(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
 /// `present` = the stage's jobs (none when it is empty).
 #[inline(never)]
 fn issue_ps_evaluated(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
-    let now = sim.clock.now;
-    let entity = sim.members.stages[s];
-    let present = match sim.store.stages.get(entity) {
+    let now = sim.time.clock.now;
+    let entity = sim.stages.entities[s];
+    let present = match sim.stages.members.get(entity) {
         Ok((service, _)) => service.ps_present(),
         Err(_) => return Err(lost("stage", now)),
     };
@@ -185,7 +194,7 @@ fn issue_ps_evaluated(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunErr
             ))
         })?
     };
-    let Ok((mut service, _)) = sim.store.stages.get_mut(entity) else {
+    let Ok((mut service, _)) = sim.stages.members.get_mut(entity) else {
         return Err(lost("stage", now));
     };
     issue_ps_finish(
@@ -193,8 +202,8 @@ fn issue_ps_evaluated(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunErr
         s,
         now,
         phi,
-        &mut sim.dirty.live[s],
-        sim.events,
+        &mut sim.stages.dirty.live[s],
+        sim.time.events,
     );
     Ok(())
 }

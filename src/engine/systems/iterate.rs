@@ -35,8 +35,8 @@ use crate::ir::Ctx;
 
 /// The engine of step stage `s`.
 fn engine_of<'a>(sim: &'a mut Sim, s: usize) -> Result<Mut<'a, Service>, RunError> {
-    let now = sim.clock.now;
-    match sim.store.stages.get_mut(sim.members.stages[s]) {
+    let now = sim.time.clock.now;
+    match sim.stages.members.get_mut(sim.stages.entities[s]) {
         Ok((service, _)) => Ok(service),
         Err(_) => Err(lost("stage", now)),
     }
@@ -45,7 +45,7 @@ fn engine_of<'a>(sim: &'a mut Sim, s: usize) -> Result<Mut<'a, Service>, RunErro
 /// Whether step stage `s` is idle with work: residents, or a waiting
 /// queue of a pool it admits for.
 fn has_work(code: &Code, sim: &Sim, s: usize) -> bool {
-    let Ok((service, _)) = sim.store.stages.get(sim.members.stages[s]) else {
+    let Ok((service, _)) = sim.stages.members.get(sim.stages.entities[s]) else {
         return false;
     };
     let Service::Step(engine) = service else {
@@ -60,9 +60,9 @@ fn has_work(code: &Code, sim: &Sim, s: usize) -> bool {
 /// Whether a pool that step stage `s` admits for has a waiting hold.
 fn has_queue(code: &Code, sim: &Sim, s: usize) -> bool {
     code.admits[s].iter().any(|&p| {
-        sim.store
-            .pools
-            .get(sim.members.pools[p as usize])
+        sim.pools
+            .members
+            .get(sim.pools.entities[p as usize])
             .is_ok_and(|(w, _)| !w.queue.is_empty())
     })
 }
@@ -71,7 +71,7 @@ fn has_queue(code: &Code, sim: &Sim, s: usize) -> bool {
 /// idle with work and its budget is above 0.
 pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
     if !has_work(code, sim, s) {
-        sim.dirty.engines.remove(s);
+        sim.stages.dirty.engines.remove(s);
         return Ok(());
     }
     let Some(step) = &code.steps[s] else {
@@ -83,7 +83,7 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
         // Nothing is scheduled; the engine tries again at the next settle.
         return Ok(());
     }
-    sim.dirty.engines.remove(s);
+    sim.stages.dirty.engines.remove(s);
     serve_ranks(code, sim, s, &moment)?;
     let prefill_resident = {
         let engine = engine_of(sim, s)?;
@@ -120,7 +120,7 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
         // or a lease's end, or its units may read the clock
         // (tests/serving/admit_via_retried_every_settle).
         if has_queue(code, sim, s) {
-            sim.dirty.engines.insert(s);
+            sim.stages.dirty.engines.insert(s);
         }
         refresh_budget_left(code, sim, s)?;
         return Ok(());
@@ -155,7 +155,7 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
     if cost.is_nan() || (totals.tokens > 0.0 && cost <= 0.0) {
         return Err(cost_error(code, sim, s, cost, totals.tokens));
     }
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let generation = {
         let mut service = engine_of(sim, s)?;
         let Some(engine) = service.engine() else {
@@ -168,10 +168,10 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
         engine.budget = budget;
         engine.generation
     };
-    if let Ok((service, _)) = sim.store.stages.get(sim.members.stages[s]) {
-        sim.load.set_busy(s, service);
+    if let Ok((service, _)) = sim.stages.members.get(sim.stages.entities[s]) {
+        sim.stages.load.set_busy(s, service);
     }
-    sim.events.schedule(
+    sim.time.events.schedule(
         now + cost.max(0.0),
         EventKind::IterationEnd(s as u32, generation),
     );
@@ -269,7 +269,7 @@ fn serve(
     handout: &mut Handout,
     preempted: &mut bool,
 ) -> Result<(), RunError> {
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let (mode, remaining, growing, stalled) = {
         let engine = engine_of(sim, s)?;
         let Service::Step(engine) = &*engine else {
@@ -297,14 +297,14 @@ fn serve(
             )));
         };
         let (units, position) = {
-            let Ok(d) = sim.store.dealings.get(e) else {
+            let Ok(d) = sim.sessions.dealings.get(e) else {
                 return Err(lost("session", now));
             };
             let x = d.holds()[h].pools[i];
             (x.units, x.position)
         };
         let pu = p as usize;
-        if let Some(grow) = StalledGrowth::of(units, position, tokens, sim.kv.block[pu]) {
+        if let Some(grow) = StalledGrowth::of(units, position, tokens, sim.pools.kv.block[pu]) {
             let more = grow.allocation - units;
             let mut withdraw = |sim: &mut Sim, taken: Taken| {
                 *preempted = true;
@@ -322,12 +322,12 @@ fn serve(
                     if code.caching {
                         make_room(code, sim, pu, more)?;
                     }
-                    let Ok(mut d) = sim.store.dealings.get_mut(e) else {
+                    let Ok(mut d) = sim.sessions.dealings.get_mut(e) else {
                         return Err(lost("session", now));
                     };
                     d.get().holds[h].pools[i].units = grow.allocation;
-                    if let Ok((_, mut stats)) = sim.store.pools.get_mut(sim.members.pools[pu]) {
-                        sim.levels.grow(&mut stats, pu, now, more);
+                    if let Ok((_, mut stats)) = sim.pools.members.get_mut(sim.pools.entities[pu]) {
+                        sim.pools.levels.grow(&mut stats, pu, now, more);
                     }
                     if code.steps[s].as_ref().and_then(|st| st.memory) == Some(p)
                         && let Some(engine) = engine_of(sim, s)?.engine()
@@ -343,7 +343,7 @@ fn serve(
                 }
             }
         }
-        let Ok(mut d) = sim.store.dealings.get_mut(e) else {
+        let Ok(mut d) = sim.sessions.dealings.get_mut(e) else {
             return Err(lost("session", now));
         };
         let frame = &mut d.get().holds[h];
@@ -370,7 +370,7 @@ fn serve(
 /// decode's position goes back by its token (its grown allocation stays,
 /// as in the reference: tests/serving/serve_exclusive_withdrawn_decode).
 fn withdraw_decodes(sim: &mut Sim, s: usize) -> Result<(), RunError> {
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let mut taken: SmallVec<[(Entity, u32, f64); 4]> = SmallVec::new();
     if let Some(engine) = engine_of(sim, s)?.engine() {
         for r in engine.residents.iter_mut() {
@@ -386,7 +386,7 @@ fn withdraw_decodes(sim: &mut Sim, s: usize) -> Result<(), RunError> {
         let Some((h, i)) = innermost(sim, e, p) else {
             continue;
         };
-        let Ok(mut d) = sim.store.dealings.get_mut(e) else {
+        let Ok(mut d) = sim.sessions.dealings.get_mut(e) else {
             return Err(lost("session", now));
         };
         d.get().holds[h].pools[i].position -= tokens;
@@ -396,7 +396,7 @@ fn withdraw_decodes(sim: &mut Sim, s: usize) -> Result<(), RunError> {
 
 /// The innermost hold frame (and entry) of session `e` holding pool `p`.
 fn innermost(sim: &Sim, e: Entity, p: u32) -> Option<(usize, usize)> {
-    let d = sim.store.dealings.get(e).ok()?;
+    let d = sim.sessions.dealings.get(e).ok()?;
     for (h, frame) in d.holds().iter().enumerate().rev() {
         for (i, x) in frame.pools.iter().enumerate() {
             if x.pool == p && !x.released {
@@ -418,8 +418,8 @@ fn stall(
     p: u32,
     grow: StalledGrowth,
 ) -> Result<(), RunError> {
-    let now = sim.clock.now;
-    let Ok(mut d) = sim.store.dealings.get_mut(e) else {
+    let now = sim.time.clock.now;
+    let Ok(mut d) = sim.sessions.dealings.get_mut(e) else {
         return Err(lost("session", now));
     };
     d.get().wait = Wait::Growth {
@@ -429,10 +429,10 @@ fn stall(
         asked: grow.asked,
         stage: s as u32,
     };
-    if let Ok((mut waiters, _)) = sim.store.pools.get_mut(sim.members.pools[p as usize]) {
+    if let Ok((mut waiters, _)) = sim.pools.members.get_mut(sim.pools.entities[p as usize]) {
         waiters.stalled.push_back(e);
     }
-    sim.waiting.insert(p as usize);
+    sim.pools.waiting.insert(p as usize);
     let mut service = engine_of(sim, s)?;
     if let Some(engine) = service.engine()
         && let Some(r) = engine.find(e)
@@ -463,10 +463,10 @@ fn admit(
             let Some((e, k)) = head(code, sim, p)? else {
                 break;
             };
-            let saved = sim.load.budget_left[s];
-            sim.load.budget_left[s] = handout.header_budget_left();
+            let saved = sim.stages.load.budget_left[s];
+            sim.stages.load.budget_left[s] = handout.header_budget_left();
             let admitted = try_admit(code, sim, e, k);
-            sim.load.budget_left[s] = saved;
+            sim.stages.load.budget_left[s] = saved;
             if !admitted? {
                 return Ok(());
             }
@@ -523,11 +523,11 @@ fn admit(
                 }
             }
         }
-        if let Ok((waiters, _)) = sim.store.pools.get(sim.members.pools[p])
+        if let Ok((waiters, _)) = sim.pools.members.get(sim.pools.entities[p])
             && waiters.queue.is_empty()
             && waiters.stalled.is_empty()
         {
-            sim.waiting.remove(p);
+            sim.pools.waiting.remove(p);
         }
     }
     Ok(())
@@ -535,7 +535,7 @@ fn admit(
 
 /// Runs every ready session until none is.
 fn drain(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
-    while let Some(e) = sim.ready.0.pop_front() {
+    while let Some(e) = sim.sessions.ready.0.pop_front() {
         step_session(code, sim, e)?;
     }
     Ok(())
@@ -550,8 +550,8 @@ pub fn end_iteration(
     s: usize,
     generation: u64,
 ) -> Result<(), RunError> {
-    let now = sim.clock.now;
-    let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
+    let now = sim.time.clock.now;
+    let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s]) else {
         return Err(lost("stage", now));
     };
     let Some(engine) = service.engine() else {
@@ -575,16 +575,16 @@ pub fn end_iteration(
     done.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
     engine.residents.retain(|r| r.remaining > EPS);
     for &(_, _, e, joined) in &done {
-        stats.count(s, false, sim.load, now, -1.0);
-        sim.load.complete(s, &mut stats, now, joined, joined);
-        sim.ready.0.push_back(e);
+        stats.count(s, false, sim.stages.load, now, -1.0);
+        sim.stages.load.complete(s, &mut stats, now, joined, joined);
+        sim.sessions.ready.0.push_back(e);
     }
-    sim.load.set_busy(s, &service);
-    sim.dirty.engines.insert(s);
+    sim.stages.load.set_busy(s, &service);
+    sim.stages.dirty.engines.insert(s);
     refresh_budget_left(code, sim, s)
 }
 
 /// Victims preempted so far, over every pool.
 fn preemptions(sim: &Sim) -> u64 {
-    sim.kv.figures.iter().map(|f| f.preemptions).sum()
+    sim.pools.kv.figures.iter().map(|f| f.preemptions).sum()
 }

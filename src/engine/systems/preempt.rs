@@ -48,7 +48,7 @@ pub struct Taken {
 /// admitted there again), the number of that admission and of its latest
 /// admission anywhere.
 fn admissions(sim: &Sim, e: Entity, p: u32) -> Option<(u64, u64)> {
-    let d = sim.store.dealings.get(e).ok()?;
+    let d = sim.sessions.dealings.get(e).ok()?;
     let pd = d.0.as_deref()?;
     let on_pool = pd.holdings.iter().find(|h| h.pool == p)?.admission;
     let held = pd
@@ -67,7 +67,7 @@ pub fn victim(code: &Code, sim: &mut Sim, p: usize) -> Option<Entity> {
         // The sessions admitted to the pool since, still holding it; the
         // latest by their admission on this pool (an admission on another
         // pool since does not count: tests/serving/preempt_lifo_plain_pool_orders_by_admission_there).
-        let mut list = std::mem::take(&mut sim.kv.lifo_holders[p]);
+        let mut list = std::mem::take(&mut sim.pools.kv.lifo_holders[p]);
         // A session dropped here is pushed again when admitted there again.
         list.retain(|&e| {
             let Some((a, _)) = admissions(sim, e, pool) else {
@@ -78,10 +78,10 @@ pub fn victim(code: &Code, sim: &mut Sim, p: usize) -> Option<Entity> {
             }
             true
         });
-        sim.kv.lifo_holders[p] = list;
+        sim.pools.kv.lifo_holders[p] = list;
     } else {
         for &s in memory_of.iter() {
-            let Ok((service, _)) = sim.store.stages.get(sim.members.stages[s as usize]) else {
+            let Ok((service, _)) = sim.stages.members.get(sim.stages.entities[s as usize]) else {
                 continue;
             };
             let Service::Step(engine) = service else {
@@ -121,7 +121,7 @@ pub fn make_fit(
     taken: &mut impl FnMut(&mut Sim, Taken) -> Result<(), RunError>,
 ) -> Result<Fit, RunError> {
     loop {
-        if sim.levels.used[p] + more <= sim.levels.cap[p] + EPS {
+        if sim.pools.levels.used[p] + more <= sim.pools.levels.cap[p] + EPS {
             return Ok(Fit::Fits);
         }
         if !code.pools[p].lifo {
@@ -140,10 +140,10 @@ pub fn make_fit(
 
 /// Preempts session `v` for pool `p`.
 pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken, RunError> {
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let pool = p as u32;
     // The innermost hold frame holding the pool, and its position there.
-    let Ok(dealings) = sim.store.dealings.get(v) else {
+    let Ok(dealings) = sim.sessions.dealings.get(v) else {
         return Err(lost("session", now));
     };
     let frames = dealings.holds();
@@ -191,17 +191,18 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
     match wait {
         Wait::Hold { pools, .. } => {
             let first = pools[0] as usize;
-            if let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first])
+            if let Ok((mut waiters, mut stats)) =
+                sim.pools.members.get_mut(sim.pools.entities[first])
                 && let Some(k) = waiters.queue.iter().position(|&x| x == v)
             {
                 waiters.remove_at(k);
                 let len = waiters.queue.len();
-                sim.levels.set_queued(&mut stats, first, now, len);
+                sim.pools.levels.set_queued(&mut stats, first, now, len);
             }
         }
         Wait::Grow { hold, entry, .. } | Wait::Growth { hold, entry, .. } => {
             let q = frames[hold].pools[entry].pool as usize;
-            if let Ok((mut waiters, _)) = sim.store.pools.get_mut(sim.members.pools[q])
+            if let Ok((mut waiters, _)) = sim.pools.members.get_mut(sim.pools.entities[q])
                 && let Some(k) = waiters.stalled.iter().position(|&x| x == v)
             {
                 waiters.stalled.remove(k);
@@ -211,7 +212,8 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
     }
     if let Some(s) = at_stage {
         let s = s as usize;
-        let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
+        let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s])
+        else {
             return Err(lost("stage", now));
         };
         match &mut *service {
@@ -226,8 +228,8 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
                     if !engine.running && r.granted > 0.0 {
                         uncommitted = r.growing.map(|g| (g, r.granted));
                     }
-                    stats.count(s, false, sim.load, now, -1.0);
-                    sim.load.set_busy(s, &service);
+                    stats.count(s, false, sim.stages.load, now, -1.0);
+                    sim.stages.load.set_busy(s, &service);
                 }
             }
             Service::Shared(_) => {
@@ -237,18 +239,26 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
             }
             _ => {
                 let is_ps = matches!(*service, Service::Ps(_));
-                if cancel(s, (&mut service, &mut stats), sim.load, now, v, sim.events) && is_ps {
-                    sim.dirty.mark(s as u32);
+                if cancel(
+                    s,
+                    (&mut service, &mut stats),
+                    sim.stages.load,
+                    now,
+                    v,
+                    sim.time.events,
+                ) && is_ps
+                {
+                    sim.stages.dirty.mark(s as u32);
                 }
             }
         }
     }
-    if let Some(k) = sim.ready.0.iter().position(|&x| x == v) {
-        sim.ready.0.remove(k);
+    if let Some(k) = sim.sessions.ready.0.iter().position(|&x| x == v) {
+        sim.sessions.ready.0.remove(k);
     }
     // Release the hold and every hold inside it, innermost first, each with
     // its cache clause; no admission pass.
-    let Ok(mut dealings) = sim.store.dealings.get_mut(v) else {
+    let Ok(mut dealings) = sim.sessions.dealings.get_mut(v) else {
         return Err(lost("session", now));
     };
     let d = dealings.get();
@@ -278,7 +288,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
     }
     // Unwind the continuation to the frame that holds the hold statement.
     let depth = released.len();
-    let Ok((mut cont, _, life)) = sim.store.sessions.get_mut(v) else {
+    let Ok((mut cont, _, life)) = sim.sessions.states.get_mut(v) else {
         return Err(lost("session", now));
     };
     let (row, serial) = (life.row, life.serial);
@@ -290,13 +300,17 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
             None => break,
         }
     }
-    if let Some(c) = sim.attrs.get_mut(row, code.column(ir::SLOT_COMPUTED)) {
+    if let Some(c) = sim
+        .sessions
+        .attrs
+        .get_mut(row, code.column(ir::SLOT_COMPUTED))
+    {
         *c = position;
     }
     // Back at the head of the first pool's queue.
     let first = members[0] as usize;
     let pools = members.clone();
-    if let Ok(mut dealings) = sim.store.dealings.get_mut(v) {
+    if let Ok(mut dealings) = sim.sessions.dealings.get_mut(v) {
         dealings.get().wait = Wait::Hold {
             at,
             pools: members,
@@ -304,19 +318,19 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
             known: None,
         };
     }
-    if let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first]) {
+    if let Ok((mut waiters, mut stats)) = sim.pools.members.get_mut(sim.pools.entities[first]) {
         waiters.push_victim(v);
         let len = waiters.queue.len();
-        sim.levels.set_queued(&mut stats, first, now, len);
+        sim.pools.levels.set_queued(&mut stats, first, now, len);
     }
-    sim.waiting.insert(first);
+    sim.pools.waiting.insert(first);
     if let Some(s) = code.pools[first].admit_via {
-        sim.dirty.engines.insert(s as usize);
+        sim.stages.dirty.engines.insert(s as usize);
     }
-    let figures = &mut sim.kv.figures[p];
+    let figures = &mut sim.pools.kv.figures[p];
     figures.preemptions += 1;
-    if sim.kv.stuck_preempted(serial, pool, position) {
-        sim.kv.figures[p].stuck += 1;
+    if sim.pools.kv.stuck_preempted(serial, pool, position) {
+        sim.pools.kv.figures[p].stuck += 1;
     }
     if let Some((s, ..)) = taken.resident {
         refresh_budget_left(code, sim, s as usize)?;
@@ -341,7 +355,7 @@ fn reject_again(
     for (k, &p) in pools.iter().enumerate() {
         let (u, r) = units_of(code, sim, v, at, k)?;
         let (_, gate) = rounded(sim, p as usize, u, r);
-        if gate > sim.levels.cap[p as usize] {
+        if gate > sim.pools.levels.cap[p as usize] {
             rejected_at = Some(p as usize);
             break;
         }
@@ -350,18 +364,18 @@ fn reject_again(
         return Ok(());
     };
     let first = pools[0] as usize;
-    let now = sim.clock.now;
-    if let Ok((mut waiters, mut stats)) = sim.store.pools.get_mut(sim.members.pools[first])
+    let now = sim.time.clock.now;
+    if let Ok((mut waiters, mut stats)) = sim.pools.members.get_mut(sim.pools.entities[first])
         && let Some(k) = waiters.queue.iter().position(|&x| x == v)
     {
         waiters.remove_at(k);
         let len = waiters.queue.len();
-        sim.levels.set_queued(&mut stats, first, now, len);
+        sim.pools.levels.set_queued(&mut stats, first, now, len);
     }
-    if let Ok(mut dealings) = sim.store.dealings.get_mut(v) {
+    if let Ok(mut dealings) = sim.sessions.dealings.get_mut(v) {
         dealings.get().wait = Wait::None;
     }
-    if let Ok((_, mut stats)) = sim.store.pools.get_mut(sim.members.pools[q]) {
+    if let Ok((_, mut stats)) = sim.pools.members.get_mut(sim.pools.entities[q]) {
         stats.rejected += 1;
     }
     end_session(code, sim, v)

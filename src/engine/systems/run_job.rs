@@ -54,14 +54,14 @@ pub fn run_job(
     w: f64,
 ) -> Result<Step, RunError> {
     if w == 0.0 {
-        sim.ready.0.push_back(e);
+        sim.sessions.ready.0.push_back(e);
         return Ok(Step::Stop);
     }
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let first = held[0] as usize;
     // Only a preemption reads where the session's job is: without one, no fetch.
     if code.preempts
-        && let Ok(mut dealings) = sim.store.dealings.get_mut(e)
+        && let Ok(mut dealings) = sim.sessions.dealings.get_mut(e)
         && let Some(d) = dealings.bypass_change_detection().0.as_deref_mut()
     {
         d.at_stage = Some(held[0]);
@@ -71,7 +71,8 @@ pub fn run_job(
     {
         return join_engine(code, sim, e, at, first, w, *mode, growing.as_ref());
     }
-    let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[first]) else {
+    let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[first])
+    else {
         return Err(lost("stage", now));
     };
     if held.len() == 1 && !service.is_shared() {
@@ -79,21 +80,21 @@ pub fn run_job(
         join(
             first,
             (service, stats.bypass_change_detection()),
-            sim.load,
+            sim.stages.load,
             now,
             e,
             w,
-            sim.events,
+            sim.time.events,
         );
         if let Service::Ps(_) = *service {
-            sim.dirty.mark(first as u32);
+            sim.stages.dirty.mark(first as u32);
         }
         return Ok(Step::Stop);
     }
     let is_shared = |sim: &Sim, s: u32| {
-        sim.store
-            .stages
-            .get(sim.members.stages[s as usize])
+        sim.stages
+            .members
+            .get(sim.stages.entities[s as usize])
             .is_ok_and(|(service, _)| service.is_shared())
     };
     if let Some(s) = held.iter().find(|&&s| !is_shared(sim, s)) {
@@ -123,7 +124,7 @@ fn join_engine(
     mode: RunMode,
     growing: Option<&crate::engine::data::code::Member>,
 ) -> Result<Step, RunError> {
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let growing = match growing {
         None => None,
         Some(r) => {
@@ -135,7 +136,7 @@ fn join_engine(
         }
     };
     let admission = sim
-        .store
+        .sessions
         .dealings
         .get(e)
         .ok()
@@ -145,7 +146,7 @@ fn join_engine(
         .as_ref()
         .and_then(|st| st.memory)
         .map_or(0.0, |m| held_by_frames(sim, e, m));
-    let Ok((mut service, mut stats)) = sim.store.stages.get_mut(sim.members.stages[s]) else {
+    let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s]) else {
         return Err(lost("stage", now));
     };
     let Some(engine) = service.engine() else {
@@ -176,9 +177,9 @@ fn join_engine(
         admission,
         kv,
     });
-    sim.dirty.engines.insert(s);
-    stats.count(s, false, sim.load, now, 1.0);
-    sim.load.set_busy(s, &service);
+    sim.stages.dirty.engines.insert(s);
+    stats.count(s, false, sim.stages.load, now, 1.0);
+    sim.stages.load.set_busy(s, &service);
     refresh_budget_left(code, sim, s)?;
     Ok(Step::Stop)
 }

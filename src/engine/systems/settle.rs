@@ -12,10 +12,10 @@ use crate::engine::systems::step_session::step_session;
 /// Settles the instant.
 pub fn settle(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     loop {
-        while let Some(e) = sim.ready.0.pop_front() {
+        while let Some(e) = sim.sessions.ready.0.pop_front() {
             step_session(code, sim, e)?;
         }
-        if !admission_pass(code, sim)? && sim.ready.0.is_empty() {
+        if !admission_pass(code, sim)? && sim.sessions.ready.0.is_empty() {
             break;
         }
     }

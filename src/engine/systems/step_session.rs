@@ -21,7 +21,7 @@ use crate::engine::data::resources::ChooseScratch;
 use crate::engine::data::rng::Purpose;
 use crate::engine::data::session::{Frame, FrameKind};
 use crate::engine::eval::evaluate::{Cx, Fault, Moment, ScanKey, eval, eval_key, uniform_in};
-use crate::engine::eval::sim::{Sim, lost, stage_work};
+use crate::engine::eval::sim::{Sim, lost};
 use crate::engine::interface::{MAX_CHOOSE_COUNT, RunError};
 use crate::engine::systems::arrive::run_workload_block;
 use crate::engine::systems::end_session::{LIVELOCK, end_closed_session};
@@ -92,11 +92,11 @@ pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunErro
 /// inlined: the interpreter's loop stays small.
 #[inline(never)]
 fn turn(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
-    let now = sim.clock.now;
-    let Ok((_, _, life)) = sim.store.sessions.get(e) else {
+    let now = sim.time.clock.now;
+    let Ok((_, _, life)) = sim.sessions.states.get(e) else {
         return Err(lost("session", now));
     };
-    let attrs = sim.attrs.of_mut(life.row);
+    let attrs = sim.sessions.attrs.of_mut(life.row);
     let turn = match attrs.get_mut(code.column(ir::SLOT_TURN)) {
         Some(t) => {
             *t += 1.0;
@@ -109,12 +109,12 @@ fn turn(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     }
     sim.observed
         .mark_turn(life.serial, turn, now, code.program.warmup);
-    if sim.replay.trace.is_some() {
+    if sim.sessions.replay.trace.is_some() {
         let row = life.row;
-        let attrs = sim.attrs.of_mut(row);
+        let attrs = sim.sessions.attrs.of_mut(row);
         // The next row's new, out, think and forced (slots 3-5 and 7),
         // with `more`; past the last row only `more` changes (to 0).
-        match sim.replay.next_row(row) {
+        match sim.sessions.replay.next_row(row) {
             Some((r, more)) => {
                 for (slot, x) in [(3, r.new), (4, r.out), (5, r.think), (7, r.forced)] {
                     if let Some(a) = attrs.get_mut(code.column(slot)) {
@@ -138,32 +138,35 @@ fn turn(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
 /// Runs the session's statements that need only the session and what
 /// expressions read, until one that needs more.
 fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
-    let now = sim.clock.now;
+    let now = sim.time.clock.now;
     let warmup = code.program.warmup;
     let turn_column = code.column(ir::SLOT_TURN);
     let Sim {
-        streams,
-        attrs,
-        load,
-        levels,
+        time,
+        sessions,
+        stages,
+        pools,
         flows,
-        members,
         observed,
         store,
-        kv,
-        ..
     } = &mut *sim;
-    let kv = &**kv;
-    let Ok((mut cont, mut draws, mut life)) = store.sessions.get_mut(e) else {
+    let (streams, attrs, load, levels) = (
+        &mut *time.streams,
+        &mut *sessions.attrs,
+        &*stages.load,
+        &*pools.levels,
+    );
+    let kv = &*pools.kv;
+    let Ok((mut cont, mut draws, mut life)) = sessions.states.get_mut(e) else {
         return Err(lost("session", now));
     };
     // Nothing reads change ticks (engine/sim.rs).
     let frames = &mut cont.bypass_change_detection().0;
     let rng = &mut draws.bypass_change_detection().0;
     let life = life.bypass_change_detection();
-    let stages = &store.stages;
     let scratch = &mut *store.scratch;
-    let work = |s: usize| stage_work(stages, members, &flows.system, s, now);
+    let stages = &*stages;
+    let work = |s: usize| stages.work(&flows.system, s, now);
     // One evaluation context for every statement of this stretch.
     let mut cx = Cx {
         now,
