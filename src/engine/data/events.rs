@@ -34,7 +34,7 @@ pub enum EventKind {
     IterationEnd(u32, u64),
 }
 
-/// A scheduled event: 32 bytes (pinned by a test in engine/run.rs), which
+/// A scheduled event: 32 bytes (pinned by a test in engine/run/event_loop.rs), which
 /// the heap moves at every level of a push or pop.
 #[derive(Clone, Copy, Debug)]
 pub struct Event {

@@ -220,7 +220,7 @@ pub enum Wait {
 /// session there ends (a hold's end or `release`, a preemption, a
 /// lease's end), though an outer hold may still hold the pool. A hold that
 /// ends in a lease keeps it. `holders(p)` counts `count`, and `preempt
-/// lifo` takes only a session with a record (engine/preempt.rs).
+/// lifo` takes only a session with a record (engine/systems/preempt.rs).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Holding {
     /// The pool member.

@@ -1,5 +1,5 @@
 //! The per-event path's view of the world: every resource and query the
-//! systems touch, fetched once per stretch of events (see engine/run.rs),
+//! systems touch, fetched once per stretch of events (see engine/run/event_loop.rs),
 //! and the few helpers every system shares (errors, evaluation in a
 //! session).
 //!
@@ -240,7 +240,7 @@ impl Stages<'_, '_> {
 }
 
 /// The error of an entity the engine made and lost: impossible while the
-/// invariants of engine/session.rs hold.
+/// invariants of engine/data/session.rs hold.
 pub fn lost(what: &str, time: f64) -> RunError {
     RunError {
         message: format!("internal: the engine lost the entity of a {what}"),

@@ -7,7 +7,7 @@
 //! only on whether to stop there. Slots past the last mark hold
 //! [`Mark::MAX`], so every node with a child has four, and the choice
 //! among them needs no bound check. The pop is inlined where the walk
-//! calls it (docs/development.md says what a call a pop cost).
+//! calls it (docs/performance-log.md measured what a call per pop cost).
 //!
 //! Not the engine's [`MinHeap`](crate::engine::data::min_heap::MinHeap): its
 //! binary layout and `(f64, u64)` keys compared by `total_cmp` ran

@@ -11,7 +11,7 @@
 //! flows whose rate it changes, so that it costs what it touches; an end
 //! then lies a few ulps from 0.1.0's, which decides nothing but exact ties,
 //! and those do not arise among thousands of flows of random work (see
-//! docs/development.md). A remainder that rounding takes to zero or below
+//! docs/performance-log.md). A remainder that rounding takes to zero or below
 //! is zero, and any above it is kept, however small (as 0.1.0 keeps one of
 //! 1e-13 of the work). The advance is lazy: the system keeps the times of
 //! the advancing solves since the oldest one a flow's `remaining` is as of,
@@ -148,7 +148,7 @@ struct Flow {
     owner: u64,
 }
 
-// The slot's size (x86-64), as docs/development.md counts a flow's bytes.
+// The slot's size (x86-64): the memory a flow costs (docs/performance-log.md).
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::size_of::<Flow>() == 104);
 

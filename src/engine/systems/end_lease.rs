@@ -14,7 +14,7 @@ use crate::engine::systems::caching::{keep, lease_kept};
 
 /// The lease `id` of the session of entity index `index` ends now.
 pub fn end_lease(code: &Code, sim: &mut Sim, index: u32, id: u64) -> Result<(), RunError> {
-    // A session entity is never despawned (engine/session.rs): the entity
+    // A session entity is never despawned (engine/data/session.rs): the entity
     // at its index is its own.
     let Some(index) = EntityIndex::from_raw_u32(index) else {
         return Ok(());

@@ -160,7 +160,7 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
     let Ok((mut cont, mut draws, mut life)) = sessions.states.get_mut(e) else {
         return Err(lost("session", now));
     };
-    // Nothing reads change ticks (engine/sim.rs).
+    // Nothing reads change ticks (engine/eval/sim.rs).
     let frames = &mut cont.bypass_change_detection().0;
     let rng = &mut draws.bypass_change_detection().0;
     let life = life.bypass_change_detection();
