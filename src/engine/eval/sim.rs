@@ -239,6 +239,25 @@ impl Stages<'_, '_> {
     }
 }
 
+/// The components of an entity the engine made itself, or a return of
+/// the internal error naming `what` it was: `made!(query.get_mut(e),
+/// "session", now)`. A session is recycled and never despawned
+/// (engine/data/session.rs), a stage or pool member lives the whole run, and
+/// a flow's entity is its owner's while it lives: so the lookup cannot fail
+/// while those invariants hold, and this is the one place that says so. A
+/// macro, not a method, so that the lookup's `Result` is matched in place
+/// (a `?` on a returned `Result` moved the components through memory on
+/// the hottest path).
+macro_rules! made {
+    ($lookup:expr, $what:expr, $now:expr) => {
+        match $lookup {
+            Ok(components) => components,
+            Err(_) => return Err($crate::engine::eval::sim::lost($what, $now)),
+        }
+    };
+}
+pub(crate) use made;
+
 /// The error of an entity the engine made and lost: impossible while the
 /// invariants of engine/data/session.rs hold.
 pub fn lost(what: &str, time: f64) -> RunError {
@@ -300,9 +319,7 @@ impl Sim<'_, '_> {
             flows,
             ..
         } = self;
-        let Ok((_, mut draws, life)) = sessions.states.get_mut(e) else {
-            return Err(lost("session", now));
-        };
+        let (_, mut draws, life) = made!(sessions.states.get_mut(e), "session", now);
         let streams = &mut *time.streams;
         let (attrs, kv, load, levels) = (
             &mut *sessions.attrs,

@@ -19,7 +19,7 @@ use crate::engine::data::session::{
     Frame, FrameKind, Held, HoldFrame, Holding, PoolDealings, Wait,
 };
 use crate::engine::eval::evaluate::{Moment, eval};
-use crate::engine::eval::sim::{Pools, Sessions, Sim, lost};
+use crate::engine::eval::sim::{Pools, Sessions, Sim, lost, made};
 use crate::engine::interface::RunError;
 use crate::engine::serving::EPS;
 use crate::engine::serving::order::strictly_before;
@@ -183,9 +183,7 @@ fn fifo_head(
             },
         ..
     } = sim;
-    let Ok((mut waiters, mut stats)) = pool_members.get_mut(pool_entities[p]) else {
-        return Err(lost("pool", now));
-    };
+    let (mut waiters, mut stats) = made!(pool_members.get_mut(pool_entities[p]), "pool", now);
     let waiters = waiters.bypass_change_detection();
     let stats = stats.bypass_change_detection();
     if growers && let Some(&g) = waiters.stalled.front() {
@@ -205,9 +203,7 @@ fn fifo_head(
         if code.caching {
             return Ok(Head::Evaluate(e));
         }
-        let Ok(mut dealings) = dealings.get_mut(e) else {
-            return Err(lost("session", now));
-        };
+        let mut dealings = made!(dealings.get_mut(e), "session", now);
         let Some(d) = dealings.bypass_change_detection().0.as_deref_mut() else {
             return Ok(Head::Evaluate(e));
         };
@@ -243,9 +239,7 @@ fn fifo_head(
         let mut pools = SmallVec::new();
         pools.push(held);
         enter_hold(d, at, pools, census);
-        let Ok((mut cont, _, _)) = states.get_mut(e) else {
-            return Err(lost("session", now));
-        };
+        let (mut cont, _, _) = made!(states.get_mut(e), "session", now);
         cont.bypass_change_detection()
             .0
             .push(Frame::start(*body, FrameKind::Hold));
@@ -467,9 +461,7 @@ pub fn rounded(sim: &Sim, p: usize, u: f64, r: f64) -> (f64, f64) {
 /// its units.
 pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool, RunError> {
     let now = sim.time.clock.now;
-    let Ok(dealings) = sim.sessions.dealings.get(e) else {
-        return Err(lost("session", now));
-    };
+    let dealings = made!(sim.sessions.dealings.get(e), "session", now);
     let Some(Wait::Hold {
         at, pools, joined, ..
     }) = dealings.0.as_deref().map(|d| &d.wait)
@@ -533,9 +525,11 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
     }
     for (i, h) in held.iter().enumerate() {
         let p = h.pool as usize;
-        let Ok((mut waiters, mut stats)) = sim.pools.members.get_mut(sim.pools.entities[p]) else {
-            return Err(lost("pool", now));
-        };
+        let (mut waiters, mut stats) = made!(
+            sim.pools.members.get_mut(sim.pools.entities[p]),
+            "pool",
+            now
+        );
         if i == 0 {
             leave_queue(
                 code,
@@ -564,9 +558,7 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
     if let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) {
         enter_hold(dealings.get(), at, held, sim.sessions.census);
     }
-    let Ok((mut cont, _, life)) = sim.sessions.states.get_mut(e) else {
-        return Err(lost("session", now));
-    };
+    let (mut cont, _, life) = made!(sim.sessions.states.get_mut(e), "session", now);
     if code.caching
         && let Some(a) = sim
             .sessions
@@ -584,9 +576,7 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
 /// it needs); returns what it did.
 pub fn resume_grow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Grant, RunError> {
     let now = sim.time.clock.now;
-    let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
-        return Err(lost("session", now));
-    };
+    let mut dealings = made!(sim.sessions.dealings.get_mut(e), "session", now);
     let d = dealings.get();
     let (hold, entry, new_units, advance, stage) = match d.wait {
         Wait::Grow {
@@ -622,9 +612,7 @@ pub fn resume_grow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Grant, RunEr
     if code.caching {
         make_room(code, sim, p, more)?;
     }
-    let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
-        return Err(lost("session", now));
-    };
+    let mut dealings = made!(sim.sessions.dealings.get_mut(e), "session", now);
     let d = dealings.get();
     let held = &mut d.holds[hold].pools[entry];
     held.units = new_units;

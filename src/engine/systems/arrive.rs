@@ -14,7 +14,7 @@ use crate::engine::data::events::EventKind;
 use crate::engine::data::rng::Purpose;
 use crate::engine::data::session::{Frame, FrameKind};
 use crate::engine::eval::evaluate::{Moment, exponential_of};
-use crate::engine::eval::sim::{Outside, OutsideAttrs, RunStream, Sim, lost};
+use crate::engine::eval::sim::{Outside, OutsideAttrs, RunStream, Sim, lost, made};
 use crate::engine::interface::{MAX_LIVE_SESSIONS, RunError};
 use crate::ir::{self, Arrival};
 
@@ -81,9 +81,7 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     let prog = &code.program;
     let serial = sim.sessions.census.next_serial;
     sim.sessions.census.next_serial += 1;
-    let Ok((mut cont, mut draws, mut life)) = sim.sessions.states.get_mut(e) else {
-        return Err(lost("session", now));
-    };
+    let (mut cont, mut draws, mut life) = made!(sim.sessions.states.get_mut(e), "session", now);
     // (Its dealings were emptied at its last session's end.)
     cont.0.clear();
     cont.0
@@ -149,9 +147,7 @@ pub fn run_workload_block(
         return Ok(());
     }
     let now = sim.time.clock.now;
-    let Ok((_, _, life)) = sim.sessions.states.get(e) else {
-        return Err(lost("session", now));
-    };
+    let (_, _, life) = made!(sim.sessions.states.get(e), "session", now);
     let (serial, row) = (life.serial, life.row);
     sim.time.streams.turn.reset(Purpose::Turn { serial, turn });
     for (i, stmt) in stmts.iter().enumerate() {

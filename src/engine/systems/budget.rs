@@ -12,7 +12,7 @@ use bevy_ecs::prelude::*;
 
 use crate::engine::data::code::{Code, Expr, ctx_index};
 use crate::engine::eval::evaluate::Moment;
-use crate::engine::eval::sim::{Outside, OutsideAttrs, RunStream, Sim, lost};
+use crate::engine::eval::sim::{Outside, OutsideAttrs, RunStream, Sim, made};
 use crate::engine::interface::RunError;
 use crate::engine::serving::iteration::{Mode, budget_left};
 use crate::ir::Ctx;
@@ -37,9 +37,11 @@ pub fn held_by_frames(sim: &Sim, e: Entity, p: u32) -> f64 {
 /// and `kv_prefill` over every resident (before this iteration's growth).
 pub fn budget_moment(code: &Code, sim: &Sim, s: usize) -> Result<Moment, RunError> {
     let memory = code.steps[s].as_ref().and_then(|st| st.memory);
-    let Ok((service, _)) = sim.stages.members.get(sim.stages.entities[s]) else {
-        return Err(lost("stage", sim.time.clock.now));
-    };
+    let (service, _) = made!(
+        sim.stages.members.get(sim.stages.entities[s]),
+        "stage",
+        sim.time.clock.now
+    );
     let mut moment = Moment::NONE;
     let (mut residents, mut decoders, mut kv_decode, mut kv_prefill) = (0.0, 0.0, 0.0, 0.0);
     if let crate::engine::data::stage::Service::Step(engine) = service {
@@ -112,9 +114,11 @@ pub fn budget_and_chunk(
 pub fn refresh_budget_left(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
     let moment = budget_moment(code, sim, s)?;
     let (budget, chunk) = budget_and_chunk(code, sim, s, &moment)?;
-    let Ok((service, _)) = sim.stages.members.get(sim.stages.entities[s]) else {
-        return Err(lost("stage", sim.time.clock.now));
-    };
+    let (service, _) = made!(
+        sim.stages.members.get(sim.stages.entities[s]),
+        "stage",
+        sim.time.clock.now
+    );
     let left = match service {
         crate::engine::data::stage::Service::Step(engine) => budget_left(
             budget,

@@ -19,7 +19,7 @@ use crate::engine::data::kv::Owner;
 use crate::engine::data::session::{HoldFrame, Lease, Wait};
 use crate::engine::data::stage::{Service, join};
 use crate::engine::eval::evaluate::Moment;
-use crate::engine::eval::sim::{Outside, OutsideAttrs, RunStream, Sim, lost};
+use crate::engine::eval::sim::{Outside, OutsideAttrs, RunStream, Sim, lost, made};
 use crate::engine::interface::RunError;
 use crate::engine::serving::order::strictly_before;
 use crate::engine::serving::position::cached_units;
@@ -375,9 +375,11 @@ fn spill_piece(
 /// A job of `work` on stage `s` that no session waits for (a spill's).
 fn detached_job(code: &Code, sim: &mut Sim, s: usize, work: f64) -> Result<(), RunError> {
     let now = sim.time.clock.now;
-    let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s]) else {
-        return Err(lost("stage", now));
-    };
+    let (mut service, mut stats) = made!(
+        sim.stages.members.get_mut(sim.stages.entities[s]),
+        "stage",
+        now
+    );
     match &*service {
         Service::Shared(_) => sim.start_flow(Entity::PLACEHOLDER, &[s as u32], work),
         Service::Step(_) => Err(sim.error(format!(

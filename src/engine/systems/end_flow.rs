@@ -6,7 +6,7 @@
 
 use bevy_ecs::prelude::*;
 
-use crate::engine::eval::sim::{Sim, lost};
+use crate::engine::eval::sim::{Sim, made};
 use crate::engine::flows::FlowId;
 use crate::engine::interface::RunError;
 
@@ -46,10 +46,11 @@ pub(crate) fn take_flow(
         flows.free.push(flow);
     }
     for &s in &flows.stages {
-        let Ok((service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s as usize])
-        else {
-            return Err(lost("stage", now));
-        };
+        let (service, mut stats) = made!(
+            sim.stages.members.get_mut(sim.stages.entities[s as usize]),
+            "stage",
+            now
+        );
         stats.count(s as usize, true, sim.stages.load, now, -1.0);
         sim.stages.load.set_busy(s as usize, &service);
         if completed {

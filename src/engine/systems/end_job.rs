@@ -8,16 +8,18 @@
 use bevy_ecs::prelude::*;
 
 use crate::engine::data::stage::{finish_delay_job, finish_job, finish_ps};
-use crate::engine::eval::sim::{Sim, lost};
+use crate::engine::eval::sim::{Sim, made};
 use crate::engine::interface::RunError;
 
 /// The finish event of job `slot` at fifo stage `stage`.
 pub fn end_job(sim: &mut Sim, stage: u32, slot: u32) -> Result<(), RunError> {
     let now = sim.time.clock.now;
     let s = stage as usize;
-    let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s]) else {
-        return Err(lost("stage", now));
-    };
+    let (mut service, mut stats) = made!(
+        sim.stages.members.get_mut(sim.stages.entities[s]),
+        "stage",
+        now
+    );
     if let Some(e) = finish_job(
         s,
         (&mut service, &mut stats),
@@ -36,9 +38,11 @@ pub fn end_job(sim: &mut Sim, stage: u32, slot: u32) -> Result<(), RunError> {
 pub fn end_delay_job(sim: &mut Sim, stage: u32) -> Result<(), RunError> {
     let now = sim.time.clock.now;
     let s = stage as usize;
-    let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s]) else {
-        return Err(lost("stage", now));
-    };
+    let (mut service, mut stats) = made!(
+        sim.stages.members.get_mut(sim.stages.entities[s]),
+        "stage",
+        now
+    );
     // A spill's job has no session waiting for it.
     if let Some(e) = finish_delay_job(
         s,
@@ -62,9 +66,11 @@ pub fn end_ps_job(sim: &mut Sim, stage: u32, generation: u64) -> Result<(), RunE
     if sim.stages.dirty.live.get(s) != Some(&generation) {
         return Ok(());
     }
-    let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s]) else {
-        return Err(lost("stage", now));
-    };
+    let (mut service, mut stats) = made!(
+        sim.stages.members.get_mut(sim.stages.entities[s]),
+        "stage",
+        now
+    );
     if let Some(e) = finish_ps(s, (&mut service, &mut stats), sim.stages.load, now) {
         sim.stages.dirty.mark(stage);
         // A spill's job has no session waiting for it.

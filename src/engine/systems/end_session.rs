@@ -13,7 +13,7 @@
 use bevy_ecs::prelude::*;
 
 use crate::engine::data::code::Code;
-use crate::engine::eval::sim::{Sim, lost};
+use crate::engine::eval::sim::{Sim, made};
 use crate::engine::interface::RunError;
 use crate::engine::systems::arrive::create_session;
 use crate::engine::systems::caching::{freeze_owner, keep, lease_kept, release_frame};
@@ -26,9 +26,7 @@ pub const LIVELOCK: u64 = 1_000_000;
 /// Ends session `e`: returns what it holds, then retires it.
 pub fn end_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     let now = sim.time.clock.now;
-    let Ok((mut cont, _, life)) = sim.sessions.states.get_mut(e) else {
-        return Err(lost("session", now));
-    };
+    let (mut cont, _, life) = made!(sim.sessions.states.get_mut(e), "session", now);
     // An empty continuation is an ended session.
     cont.0.clear();
     let serial = life.serial;

@@ -13,7 +13,7 @@ use crate::engine::data::code::{Code, Expr, Member, Stmt};
 use crate::engine::data::events::EventKind;
 use crate::engine::data::session::{Amounts, HoldFrame, Lease, Wait};
 use crate::engine::eval::evaluate::{member, member_at};
-use crate::engine::eval::sim::{Sim, lost, take_holding};
+use crate::engine::eval::sim::{Sim, lost, made, take_holding};
 use crate::engine::interface::RunError;
 use crate::engine::systems::admit::{Grant, admission_pass, resume_grow, rounded, units_of};
 use crate::engine::systems::caching::{keep, kept_units, lease_kept};
@@ -60,9 +60,7 @@ fn member_indexed(
         // row, without an evaluation context.
         Expr::Attr(slot) => {
             let now = sim.time.clock.now;
-            let Ok((_, _, life)) = sim.sessions.states.get(e) else {
-                return Err(lost("session", now));
-            };
+            let (_, _, life) = made!(sim.sessions.states.get(e), "session", now);
             let index = sim.sessions.attrs.of(life.row).get(*slot as usize).copied();
             member_at(r.base, r.count, index.unwrap_or(f64::NAN), what)
                 .map_err(|fault| sim.session_error(e, at, fault.to_string()))
@@ -111,9 +109,7 @@ pub fn join_hold(
     let Some(&first) = members.first() else {
         return Ok(Step::Next);
     };
-    let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
-        return Err(lost("session", now));
-    };
+    let mut dealings = made!(sim.sessions.dealings.get_mut(e), "session", now);
     dealings.get().wait = Wait::Hold {
         at,
         known: known.filter(|_| *reads_no_state && members.len() == 1),
@@ -121,9 +117,11 @@ pub fn join_hold(
         joined: now,
     };
     let first = first as usize;
-    let Ok((mut waiters, mut stats)) = sim.pools.members.get_mut(sim.pools.entities[first]) else {
-        return Err(lost("pool", now));
-    };
+    let (mut waiters, mut stats) = made!(
+        sim.pools.members.get_mut(sim.pools.entities[first]),
+        "pool",
+        now
+    );
     let behind = !waiters.queue.is_empty() && code.pools[first].queue.is_none();
     waiters.queue.push_back(e);
     let len = waiters.queue.len();
@@ -143,9 +141,7 @@ pub fn join_hold(
 /// (the leased one becomes a lease), then one admission pass.
 pub fn end_hold(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     let now = sim.time.clock.now;
-    let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
-        return Err(lost("session", now));
-    };
+    let mut dealings = made!(sim.sessions.dealings.get_mut(e), "session", now);
     let d = dealings.get();
     let Some(hold) = d.holds.pop() else {
         return Ok(());
@@ -242,9 +238,7 @@ fn completed(code: &Code, sim: &mut Sim, e: Entity, hold: &HoldFrame) -> Result<
         return Ok(());
     }
     let now = sim.time.clock.now;
-    let Ok((_, _, life)) = sim.sessions.states.get(e) else {
-        return Err(lost("session", now));
-    };
+    let (_, _, life) = made!(sim.sessions.states.get(e), "session", now);
     let (row, serial) = (life.row, life.serial);
     if let Some(c) = sim.sessions.attrs.get_mut(row, computed) {
         *c = 0.0;
@@ -288,9 +282,7 @@ pub fn release(
     let p = member_in(sim, e, at, r, "pool")? as u32;
     let now = sim.time.clock.now;
     if let Some((h, i)) = find_held(sim, e, p) {
-        let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
-            return Err(lost("session", now));
-        };
+        let mut dealings = made!(sim.sessions.dealings.get_mut(e), "session", now);
         let frame = &mut dealings.get().holds[h];
         let ran = frame.ran;
         let at = frame.at;
@@ -306,9 +298,7 @@ pub fn release(
         admission_pass(code, sim)?;
         return Ok(());
     }
-    let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
-        return Err(lost("session", now));
-    };
+    let mut dealings = made!(sim.sessions.dealings.get_mut(e), "session", now);
     let leases = &mut dealings.get().leases;
     if let Some(k) = leases.iter().position(|l| l.pool == p) {
         let lease = leases.remove(k);
@@ -362,9 +352,7 @@ pub fn grow(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
     let d = sim.amount("the grow", d, e, at)?;
     let d_amount = d;
     let now = sim.time.clock.now;
-    let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
-        return Err(lost("session", now));
-    };
+    let mut dealings = made!(sim.sessions.dealings.get_mut(e), "session", now);
     dealings.get().wait = Wait::Grow {
         hold: h,
         entry: i,
@@ -409,9 +397,7 @@ pub fn load(code: &Code, sim: &mut Sim, e: Entity, at: (usize, usize)) -> Result
     let n = sim.eval_in(e, at, x)?;
     let n = sim.amount("the load", n, e, at)?;
     let now = sim.time.clock.now;
-    let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) else {
-        return Err(lost("session", now));
-    };
+    let mut dealings = made!(sim.sessions.dealings.get_mut(e), "session", now);
     let frame = &mut dealings.get().holds[h];
     frame.ran = true;
     let held = &mut frame.pools[i];

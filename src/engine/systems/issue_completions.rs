@@ -12,7 +12,7 @@ use crate::engine::data::code::{Code, Expr};
 use crate::engine::data::events::EventKind;
 use crate::engine::data::stage::issue_ps_finish;
 use crate::engine::eval::evaluate::Moment;
-use crate::engine::eval::sim::{Outside, OutsideAttrs, RunStream, Sim, lost};
+use crate::engine::eval::sim::{Outside, OutsideAttrs, RunStream, Sim, lost, made};
 use crate::engine::interface::RunError;
 use crate::engine::systems::iterate::start_iteration;
 
@@ -143,9 +143,7 @@ fn issue_ps(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
     let entity = sim.stages.entities[s];
     if let Some(Expr::Num(phi)) = &code.capacity[s] {
         // A constant capacity (`ps(1)`): no evaluation, one fetch.
-        let Ok((mut service, _)) = sim.stages.members.get_mut(entity) else {
-            return Err(lost("stage", now));
-        };
+        let (mut service, _) = made!(sim.stages.members.get_mut(entity), "stage", now);
         let service = service.bypass_change_detection();
         let phi = if service.ps_present() == 0 { 0.0 } else { *phi };
         issue_ps_finish(
@@ -194,9 +192,7 @@ fn issue_ps_evaluated(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunErr
             ))
         })?
     };
-    let Ok((mut service, _)) = sim.stages.members.get_mut(entity) else {
-        return Err(lost("stage", now));
-    };
+    let (mut service, _) = made!(sim.stages.members.get_mut(entity), "stage", now);
     issue_ps_finish(
         &mut service,
         s,

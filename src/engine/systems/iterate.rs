@@ -18,7 +18,7 @@ use crate::engine::data::events::EventKind;
 use crate::engine::data::session::Wait;
 use crate::engine::data::stage::Service;
 use crate::engine::eval::evaluate::{Moment, eval};
-use crate::engine::eval::sim::{Sim, lost};
+use crate::engine::eval::sim::{Sim, lost, made};
 use crate::engine::interface::RunError;
 use crate::engine::serving::EPS;
 use crate::engine::serving::iteration::{Handout, Mode, Withdrawal};
@@ -297,9 +297,7 @@ fn serve(
             )));
         };
         let (units, position) = {
-            let Ok(d) = sim.sessions.dealings.get(e) else {
-                return Err(lost("session", now));
-            };
+            let d = made!(sim.sessions.dealings.get(e), "session", now);
             let x = d.holds()[h].pools[i];
             (x.units, x.position)
         };
@@ -322,9 +320,7 @@ fn serve(
                     if code.caching {
                         make_room(code, sim, pu, more)?;
                     }
-                    let Ok(mut d) = sim.sessions.dealings.get_mut(e) else {
-                        return Err(lost("session", now));
-                    };
+                    let mut d = made!(sim.sessions.dealings.get_mut(e), "session", now);
                     d.get().holds[h].pools[i].units = grow.allocation;
                     if let Ok((_, mut stats)) = sim.pools.members.get_mut(sim.pools.entities[pu]) {
                         sim.pools.levels.grow(&mut stats, pu, now, more);
@@ -343,9 +339,7 @@ fn serve(
                 }
             }
         }
-        let Ok(mut d) = sim.sessions.dealings.get_mut(e) else {
-            return Err(lost("session", now));
-        };
+        let mut d = made!(sim.sessions.dealings.get_mut(e), "session", now);
         let frame = &mut d.get().holds[h];
         frame.ran = true;
         frame.pools[i].position = position + tokens;
@@ -386,9 +380,7 @@ fn withdraw_decodes(sim: &mut Sim, s: usize) -> Result<(), RunError> {
         let Some((h, i)) = innermost(sim, e, p) else {
             continue;
         };
-        let Ok(mut d) = sim.sessions.dealings.get_mut(e) else {
-            return Err(lost("session", now));
-        };
+        let mut d = made!(sim.sessions.dealings.get_mut(e), "session", now);
         d.get().holds[h].pools[i].position -= tokens;
     }
     Ok(())
@@ -419,9 +411,7 @@ fn stall(
     grow: StalledGrowth,
 ) -> Result<(), RunError> {
     let now = sim.time.clock.now;
-    let Ok(mut d) = sim.sessions.dealings.get_mut(e) else {
-        return Err(lost("session", now));
-    };
+    let mut d = made!(sim.sessions.dealings.get_mut(e), "session", now);
     d.get().wait = Wait::Growth {
         hold: h,
         entry: i,
@@ -551,9 +541,11 @@ pub fn end_iteration(
     generation: u64,
 ) -> Result<(), RunError> {
     let now = sim.time.clock.now;
-    let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s]) else {
-        return Err(lost("stage", now));
-    };
+    let (mut service, mut stats) = made!(
+        sim.stages.members.get_mut(sim.stages.entities[s]),
+        "stage",
+        now
+    );
     let Some(engine) = service.engine() else {
         return Ok(());
     };

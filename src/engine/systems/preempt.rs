@@ -21,7 +21,7 @@ use smallvec::SmallVec;
 use crate::engine::data::code::Code;
 use crate::engine::data::session::{FrameKind, Wait};
 use crate::engine::data::stage::{Service, cancel};
-use crate::engine::eval::sim::{Sim, lost};
+use crate::engine::eval::sim::{Sim, lost, made};
 use crate::engine::interface::RunError;
 use crate::engine::serving::EPS;
 use crate::engine::serving::iteration::Mode;
@@ -143,9 +143,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
     let now = sim.time.clock.now;
     let pool = p as u32;
     // The innermost hold frame holding the pool, and its position there.
-    let Ok(dealings) = sim.sessions.dealings.get(v) else {
-        return Err(lost("session", now));
-    };
+    let dealings = made!(sim.sessions.dealings.get(v), "session", now);
     let frames = dealings.holds();
     let Some(h) = frames
         .iter()
@@ -212,10 +210,11 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
     }
     if let Some(s) = at_stage {
         let s = s as usize;
-        let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s])
-        else {
-            return Err(lost("stage", now));
-        };
+        let (mut service, mut stats) = made!(
+            sim.stages.members.get_mut(sim.stages.entities[s]),
+            "stage",
+            now
+        );
         match &mut *service {
             Service::Step(engine) => {
                 if let Some(r) = engine.find(v) {
@@ -258,9 +257,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
     }
     // Release the hold and every hold inside it, innermost first, each with
     // its cache clause; no admission pass.
-    let Ok(mut dealings) = sim.sessions.dealings.get_mut(v) else {
-        return Err(lost("session", now));
-    };
+    let mut dealings = made!(sim.sessions.dealings.get_mut(v), "session", now);
     let d = dealings.get();
     if let Some((g, granted)) = uncommitted {
         if g == pool {
@@ -288,9 +285,7 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
     }
     // Unwind the continuation to the frame that holds the hold statement.
     let depth = released.len();
-    let Ok((mut cont, _, life)) = sim.sessions.states.get_mut(v) else {
-        return Err(lost("session", now));
-    };
+    let (mut cont, _, life) = made!(sim.sessions.states.get_mut(v), "session", now);
     let (row, serial) = (life.row, life.serial);
     let mut popped = 0;
     while popped < depth {

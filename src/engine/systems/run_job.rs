@@ -12,7 +12,7 @@ use crate::engine::data::code::{Code, Expr, Member, Stmt};
 use crate::engine::data::residents::Resident;
 use crate::engine::data::stage::{Service, join};
 use crate::engine::eval::evaluate::{Cx, eval, member};
-use crate::engine::eval::sim::{Sim, lost};
+use crate::engine::eval::sim::{Sim, made};
 use crate::engine::interface::RunError;
 use crate::engine::serving::iteration::Mode;
 use crate::engine::serving::order::NEVER_ADMITTED;
@@ -71,10 +71,11 @@ pub fn run_job(
     {
         return join_engine(code, sim, e, at, first, w, *mode, growing.as_ref());
     }
-    let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[first])
-    else {
-        return Err(lost("stage", now));
-    };
+    let (mut service, mut stats) = made!(
+        sim.stages.members.get_mut(sim.stages.entities[first]),
+        "stage",
+        now
+    );
     if held.len() == 1 && !service.is_shared() {
         let service = service.bypass_change_detection();
         join(
@@ -146,9 +147,11 @@ fn join_engine(
         .as_ref()
         .and_then(|st| st.memory)
         .map_or(0.0, |m| held_by_frames(sim, e, m));
-    let Ok((mut service, mut stats)) = sim.stages.members.get_mut(sim.stages.entities[s]) else {
-        return Err(lost("stage", now));
-    };
+    let (mut service, mut stats) = made!(
+        sim.stages.members.get_mut(sim.stages.entities[s]),
+        "stage",
+        now
+    );
     let Some(engine) = service.engine() else {
         let name = &code.program.stages[s].name;
         return Err(sim.session_error(

@@ -21,7 +21,7 @@ use crate::engine::data::resources::ChooseScratch;
 use crate::engine::data::rng::Purpose;
 use crate::engine::data::session::{Frame, FrameKind};
 use crate::engine::eval::evaluate::{Cx, Fault, Moment, ScanKey, eval, eval_key, uniform_in};
-use crate::engine::eval::sim::{Sim, lost};
+use crate::engine::eval::sim::{Sim, made};
 use crate::engine::interface::{MAX_CHOOSE_COUNT, RunError};
 use crate::engine::systems::arrive::run_workload_block;
 use crate::engine::systems::end_session::{LIVELOCK, end_closed_session};
@@ -93,9 +93,7 @@ pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunErro
 #[inline(never)]
 fn turn(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
     let now = sim.time.clock.now;
-    let Ok((_, _, life)) = sim.sessions.states.get(e) else {
-        return Err(lost("session", now));
-    };
+    let (_, _, life) = made!(sim.sessions.states.get(e), "session", now);
     let attrs = sim.sessions.attrs.of_mut(life.row);
     let turn = match attrs.get_mut(code.column(ir::SLOT_TURN)) {
         Some(t) => {
@@ -157,9 +155,7 @@ fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
         &*pools.levels,
     );
     let kv = &*pools.kv;
-    let Ok((mut cont, mut draws, mut life)) = sessions.states.get_mut(e) else {
-        return Err(lost("session", now));
-    };
+    let (mut cont, mut draws, mut life) = made!(sessions.states.get_mut(e), "session", now);
     // Nothing reads change ticks (engine/eval/sim.rs).
     let frames = &mut cont.bypass_change_detection().0;
     let rng = &mut draws.bypass_change_detection().0;
