@@ -351,8 +351,10 @@ fn each_verdict_has_its_own_warning() {
         "{overloaded}"
     );
     assert!(
-        overloaded
-            .contains("arrivals exceed what the system serves; growing: stage s[1], pool kv,"),
+        overloaded.contains(
+            "arrivals exceed what the system serves, so its means measure the horizon, not the \
+         system (growing: stage s[1], pool kv)"
+        ),
         "{overloaded}"
     );
     assert_eq!(overloaded.lines().count(), 1, "{overloaded}");

@@ -179,9 +179,12 @@ pub fn stability_warning(s: &Stability) -> Warning {
     let test = match s.replications {
         1 => format!("trend t = {:.1} > {TREND_T}", s.t),
         r => format!(
-            "across {r} replications trend t = {:.1} against {:.3}, and {} of {r} flagged on \
-             their own",
-            s.t, s.threshold, s.alone
+            "across {r} replications trend t = {:.1} against t(0.999, {}) = {:.3}, and {} of \
+             {r} flagged on their own",
+            s.t,
+            r - 1,
+            s.threshold,
+            s.alone
         ),
     };
     let figures = format!(
@@ -192,12 +195,12 @@ pub fn stability_warning(s: &Stability) -> Warning {
     let message = match s.verdict {
         Verdict::Overloaded => format!(
             "overloaded: the live sessions grow {figures}, no slower than the {:.4} of \
-             [{warmup}, {a}]: arrivals exceed what the system serves{}, so its means \
-             measure the horizon, not the system",
+             [{warmup}, {a}]: arrivals exceed what the system serves, so its means measure \
+             the horizon, not the system{}",
             s.early_growth,
             match growing.as_str() {
                 "" => String::new(),
-                g => format!("; growing: {g}"),
+                g => format!(" (growing: {g})"),
             }
         ),
         Verdict::Transient | Verdict::Steady => format!(
