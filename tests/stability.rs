@@ -415,7 +415,7 @@ fn replications_are_judged_by_their_spread_not_one_by_one() {
     // One of twenty flagged alone (slope 3, t = 30 on its own error) among
     // slopes that cancel: the point is steady, where flagging any one
     // replication would flag it.
-    let mut late = vec![0.5, -0.5].repeat(10);
+    let mut late = [0.5, -0.5].repeat(10);
     late[0] = 3.0;
     assert_eq!(
         judge(&runs(&late), &[], &[]).unwrap().verdict,
