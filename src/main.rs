@@ -78,8 +78,8 @@ enum Command {
         /// base + k, base being --seed or the program's seed, so
         /// replication 0 is the plain run. The result does not depend on
         /// the number of threads (RAYON_NUM_THREADS). With --json:
-        /// {"replications", "seeds", "confidence", "observes": [{"name",
-        /// "mean", "p50", "p90", "p99"}], "stages": [{"name", "member",
+        /// {"replications", "seeds", "confidence", "stable", "stability",
+        /// "growing", "observes": [{"name", "mean", "p50", "p90", "p99"}], "stages": [{"name", "member",
         /// "utilization", "mean_number", "throughput"}], "pools": [{"name",
         /// "member", "mean_used", "mean_wait"}]}, each figure {"n", "mean", "ci"}.
         #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..))]
@@ -116,8 +116,8 @@ enum Command {
     /// `STAGE.util` or `STAGE[i].util`, the mean utilisation (empty/null
     /// where the point has no such member; an array of one member at some
     /// point, `D[ND]` with ND=1, fills `D[0].util`); `stable` follows
-    /// `replications` (false when a replication's live sessions grow, see
-    /// docs/report.md); with --slo, `slo.attainment`, `slo.attainment.ci`,
+    /// `replications` (false when the point, judged across its
+    /// replications, is transient or overloaded: docs/report.md §2.1); with --slo, `slo.attainment`, `slo.attainment.ci`,
     /// `slo.goodput`, `slo.goodput.ci`, `slo.requests` and
     /// `slo.unfinished` follow `warnings` (docs/report.md §10). A non-empty
     /// --out is refused unless --resume or --force is given. Numbers are

@@ -17,6 +17,8 @@ fn worked_example() -> Report {
         turns: 0,
         mean_live: 0.8,
         live_series: Vec::new(),
+        stage_series: Vec::new(),
+        pool_series: Vec::new(),
         observes: vec![Observation {
             name: "transferred".into(),
             samples: vec![3.0, 3.0],

@@ -60,6 +60,8 @@ fn report(seed: u64, samples: &[f64], util: Option<f64>) -> Report {
         turns: 0,
         mean_live: 0.0,
         live_series: Vec::new(),
+        stage_series: Vec::new(),
+        pool_series: Vec::new(),
         observes: vec![Observation {
             name: "ttft".into(),
             samples: samples.to_vec(),

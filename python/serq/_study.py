@@ -33,8 +33,8 @@ def replicate(
     ``program.seed + k``, and return a list holding one row (the shape
     ``sweep`` returns, so one loop reads both), the row ``serq sweep``
     writes for the program's file without ``--grid``: ``replications``,
-    ``stable`` (``False`` when a replication's live sessions grow, ``None``
-    when not judged), then for each observation ``OBS.mean``, ``OBS.ci``
+    ``stable`` (``False`` when the point is transient or overloaded across
+    its replications, ``None`` when not judged), then for each observation ``OBS.mean``, ``OBS.ci``
     (the mean across replications and its 95% Student-t half-width),
     ``OBS.p50``, ``OBS.p50_ci``, ``OBS.p90``, ``OBS.p90_ci``, ``OBS.p99``,
     ``OBS.p99_ci`` (each replication's percentile, estimated likewise),

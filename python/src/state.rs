@@ -14,7 +14,7 @@ use serq::report::{
 };
 
 /// The layout of the tuples below; raised when one changes.
-const LAYOUT: u32 = 3;
+const LAYOUT: u32 = 4;
 
 /// An observation: its name, its samples' bytes, and its provenance's
 /// times, sessions and turns as bytes when the run kept them.
@@ -68,8 +68,12 @@ type AmountsState = (
     (f64, f64, f64),
 );
 
-/// `(LAYOUT, run, observes, stages, pools, amounts)` of a report; numbers
-/// travel as bytes (the live series, the samples and their provenance).
+/// Each stage member's and each pool member's series (the stability
+/// test's), as bytes.
+type SeriesState<'py> = (Vec<Bound<'py, PyBytes>>, Vec<Bound<'py, PyBytes>>);
+
+/// `(LAYOUT, run, observes, stages, pools, amounts, series)` of a report;
+/// numbers travel as bytes (the series, the samples and their provenance).
 type ReportState<'py> = (
     u32,
     RunState<'py>,
@@ -77,6 +81,7 @@ type ReportState<'py> = (
     Vec<StageState>,
     Vec<PoolState>,
     Option<AmountsState>,
+    SeriesState<'py>,
 );
 
 /// A report's [`ReportState`].
@@ -160,18 +165,30 @@ pub fn report_state<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyT
             (n.time, n.value, n.min),
         )
     });
-    let state: ReportState<'py> = (LAYOUT, run, observes, stages, pools, amounts);
+    let series: SeriesState<'py> = (
+        r.stage_series
+            .iter()
+            .map(|s| bytes_of(py, s, f64::to_le_bytes))
+            .collect(),
+        r.pool_series
+            .iter()
+            .map(|s| bytes_of(py, s, f64::to_le_bytes))
+            .collect(),
+    );
+    let state: ReportState<'py> = (LAYOUT, run, observes, stages, pools, amounts, series);
     state.into_pyobject(py)
 }
 
 /// The report [`report_state`] wrote.
 pub fn report_from_state(state: &Bound<'_, PyAny>) -> PyResult<Report> {
-    let (layout, run, observes, stages, pools, amounts): ReportState<'_> = state.extract()?;
+    // The layout first: a state of another layout has another shape.
+    let layout: u32 = state.get_item(0)?.extract()?;
     if layout != LAYOUT {
         return Err(PyValueError::new_err(format!(
             "a serq report pickled in layout {layout}; this serq reads layout {LAYOUT}"
         )));
     }
+    let (_, run, observes, stages, pools, amounts, series): ReportState<'_> = state.extract()?;
     let (
         source_name,
         horizon,
@@ -186,6 +203,13 @@ pub fn report_from_state(state: &Bound<'_, PyAny>) -> PyResult<Report> {
         live_series,
     ) = run;
     let live_series = numbers_of(&live_series, "the live series", f64::from_le_bytes)?;
+    let series_of = |all: Vec<Bound<'_, PyBytes>>, what: &str| {
+        all.iter()
+            .map(|b| numbers_of(b, what, f64::from_le_bytes))
+            .collect::<PyResult<Vec<Vec<f64>>>>()
+    };
+    let stage_series = series_of(series.0, "a stage's series")?;
+    let pool_series = series_of(series.1, "a pool's series")?;
     let observes = observes
         .into_iter()
         .map(|(name, bytes, provenance)| {
@@ -260,6 +284,8 @@ pub fn report_from_state(state: &Bound<'_, PyAny>) -> PyResult<Report> {
         turns,
         mean_live,
         live_series,
+        stage_series,
+        pool_series,
         observes,
         stages,
         pools,

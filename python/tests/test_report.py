@@ -135,6 +135,22 @@ def test_a_report_and_a_program_pickle_and_come_back_equal():
     assert serq.run(again).json() == r.json()
 
 
+def test_the_queues_that_grow_survive_pickling():
+    # Arrivals at 2 to a server of rate 1: its jobs grow by about 1 a unit
+    # of time; the verdict and `growing` read each stage's series, which a
+    # Ray or Dask worker's report must bring back (docs/report.md §2.1).
+    r = serq.run(
+        serq.compile(
+            source="stage idle : fifo; stage s : fifo; workload { arrive poisson(2); } "
+            "session { run s (1); } run { horizon 2000; seed 1; }"
+        )
+    )
+    back = json.loads(pickle.loads(pickle.dumps(r)).json())
+    assert (back["stable"], back["stability"]) == (False, "overloaded")
+    assert [(g["kind"], g["name"]) for g in back["growing"]] == [("stage", "s")]
+    assert back == json.loads(r.json())
+
+
 def test_non_finite_samples_survive_pickling():
     r = serq.run(
         serq.compile(

@@ -1,7 +1,7 @@
 //! The report as JSON, with the reference report's field names (spec §6.11,
 //! conformance/README.md). A value that is not finite prints as `null`.
 
-use super::{Observation, PoolRow, Report, StageRow, Warning, WarningKind};
+use super::{Observation, PoolRow, Report, Stability, StageRow, Warning, WarningKind};
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
@@ -26,6 +26,8 @@ struct RunJson<'a, S, P> {
     turns: u64,
     mean_live: Option<f64>,
     stable: Option<bool>,
+    stability: Option<&'static str>,
+    growing: Vec<GrowingJson>,
     observes: Observes<'a>,
     stages: Vec<S>,
     pools: Vec<P>,
@@ -44,6 +46,8 @@ pub(crate) struct WarningJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     min: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    stability: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     growth: Option<f64>,
 }
 
@@ -57,7 +61,7 @@ struct FirstJson {
 
 impl From<&Warning> for WarningJson {
     fn from(w: &Warning) -> Self {
-        let (mut first, mut min, mut growth) = (None, None, None);
+        let (mut first, mut min, mut stability, mut growth) = (None, None, None, None);
         match &w.kind {
             WarningKind::NegativeAmount {
                 statement,
@@ -72,7 +76,10 @@ impl From<&Warning> for WarningJson {
                 });
                 min = real(*m);
             }
-            WarningKind::Stability { growth: g } => growth = real(*g),
+            WarningKind::Stability { verdict, growth: g } => {
+                stability = Some(verdict.name());
+                growth = real(*g);
+            }
         }
         WarningJson {
             kind: w.kind.name(),
@@ -80,9 +87,40 @@ impl From<&Warning> for WarningJson {
             message: w.message.clone(),
             first,
             min,
+            stability,
             growth,
         }
     }
+}
+
+/// A growing queue as JSON (docs/report.md §2.1).
+#[derive(Serialize)]
+pub(crate) struct GrowingJson {
+    kind: &'static str,
+    name: String,
+    member: Option<usize>,
+    growth: Option<f64>,
+}
+
+/// A point's `"stable"`, `"stability"` and `"growing"` (all `null`, `[]`
+/// when not judged).
+pub(crate) fn stability_json(
+    s: Option<&Stability>,
+) -> (Option<bool>, Option<&'static str>, Vec<GrowingJson>) {
+    let Some(s) = s else {
+        return (None, None, Vec::new());
+    };
+    let growing = s
+        .growing
+        .iter()
+        .map(|g| GrowingJson {
+            kind: g.place.name(),
+            name: g.name.clone(),
+            member: g.member,
+            growth: real(g.growth),
+        })
+        .collect();
+    (Some(s.is_stable()), Some(s.verdict.name()), growing)
 }
 
 /// Warnings as their JSON array.
@@ -232,6 +270,8 @@ impl Report {
         stages: Vec<S>,
         pools: Vec<P>,
     ) -> String {
+        let point = self.stability();
+        let (stable, stability, growing) = stability_json(point.as_ref());
         let json = RunJson {
             horizon: real(self.horizon),
             end: real(self.end),
@@ -242,7 +282,9 @@ impl Report {
             ended: self.ended,
             turns: self.turns,
             mean_live: real(self.mean_live),
-            stable: self.stability().map(|s| s.stable),
+            stable,
+            stability,
+            growing,
             observes: Observes {
                 list: &self.observes,
                 with_samples,

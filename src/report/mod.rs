@@ -16,11 +16,13 @@ mod table;
 mod warnings;
 
 pub use family::{PoolFamily, Spread, StageFamily};
-pub(crate) use json::{WarningJson, warnings_json};
+pub(crate) use json::{GrowingJson, WarningJson, stability_json, warnings_json};
 pub use lookup::ObservationView;
 pub use series::WindowedAverage;
 pub use slo::{Attainment, Bound, Request, Slo, SloError, with_slo_json};
-pub use stability::{Stability, TREND_LAG, TREND_T};
+pub use stability::{
+    Growing, Place, Stability, TREND_LAG, TREND_LEVEL, TREND_T, Trend, Trends, Verdict, judge,
+};
 pub use stats::{Summary, Welford};
 pub use warnings::{
     NegativeAmounts, Statement, Warning, WarningKind, negative_amount_warning, stability_warning,
@@ -59,6 +61,13 @@ pub struct Report {
     /// end by `end` (all of them unless an `arrivals` limit ended the run
     /// early), in time order: the series the stability test reads.
     pub live_series: Vec<f64>,
+    /// The jobs present at each stage member (declaration order) over the
+    /// same windows as [`Report::live_series`]: what the stability test's
+    /// `growing` reads.
+    pub stage_series: Vec<Vec<f64>>,
+    /// The holds waiting in each pool member's queue (declaration order)
+    /// over the same windows.
+    pub pool_series: Vec<Vec<f64>>,
     /// One per observation name, in program order.
     pub observes: Vec<Observation>,
     /// One per stage member, in declaration order.

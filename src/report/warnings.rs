@@ -1,12 +1,13 @@
 //! The warnings a run gives, in one place: computed amounts that went
-//! negative (spec §10 Q13) and the stability verdict (docs/report.md §2.1).
+//! negative (spec §10 Q13) and the stability verdict (docs/report.md §2.1),
+//! one per point.
 //! Every output (the JSON report's `"warnings"` array, stderr, a sweep
 //! row's `warnings` column) reads [`Report::warnings`].
 //!
 //! Architecture invariant: the engine fills [`NegativeAmounts`] with raw
 //! figures; the wording is made here.
 
-use super::{Report, Stability};
+use super::{Growing, Report, Stability, TREND_T, Verdict};
 
 /// Computed amounts (a run's work, a hold's units or reserve, a `grow`, a
 /// `load`) that were negative and were taken as the reference takes them
@@ -122,8 +123,10 @@ pub enum WarningKind {
         /// The most negative value.
         min: f64,
     },
-    /// The live sessions grow (JSON kind `stability`).
+    /// The point is not steady (JSON kind `stability`).
     Stability {
+        /// Transient or overloaded.
+        verdict: Verdict,
         /// The fitted growth of the live sessions, per unit of time.
         growth: f64,
     },
@@ -168,13 +171,79 @@ pub fn negative_amount_warning(n: &NegativeAmounts, file: &str) -> Warning {
     }
 }
 
-/// The warning for an unstable run (or `count` flagged replications).
-pub fn stability_warning(s: &Stability, count: u64) -> Warning {
+/// The warning for a point that is not steady: one per point, worded
+/// by its verdict (docs/report.md §2.1).
+pub fn stability_warning(s: &Stability) -> Warning {
+    let (a, b) = s.span;
+    let warmup = a - (b - a);
+    let test = match s.replications {
+        1 => format!("trend t = {:.1} > {TREND_T}", s.t),
+        r => format!(
+            "across {r} replications trend t = {:.1} against t(0.999, {}) = {:.3}, and {} of \
+             {r} flagged on their own",
+            s.t,
+            r - 1,
+            s.threshold,
+            s.alone
+        ),
+    };
+    let figures = format!(
+        "by {:.4} per unit of time over [{a}, {b}] (a rise of {:.1}; {test})",
+        s.growth, s.rise
+    );
+    let growing = growing_list(&s.growing);
+    let message = match s.verdict {
+        Verdict::Overloaded => format!(
+            "overloaded: the live sessions grow {figures}, no slower than the {:.4} of \
+             [{warmup}, {a}]: arrivals exceed what the system serves, so its means measure \
+             the horizon, not the system{}",
+            s.early_growth,
+            match growing.as_str() {
+                "" => String::new(),
+                g => format!(" (growing: {g})"),
+            }
+        ),
+        Verdict::Transient | Verdict::Steady => format!(
+            "not yet at a steady state: the live sessions still grow {figures}, but slower \
+             than the {:.4} of [{warmup}, {a}]{}: a transient that has not died out; a \
+             longer warmup or horizon measures the steady state",
+            s.early_growth,
+            match growing.as_str() {
+                "" => String::new(),
+                g => format!(" (filling: {g})"),
+            }
+        ),
+    };
     Warning {
-        kind: WarningKind::Stability { growth: s.growth },
-        count,
-        message: s.to_string(),
+        kind: WarningKind::Stability {
+            verdict: s.verdict,
+            growth: s.growth,
+        },
+        count: 1,
+        message,
     }
+}
+
+/// The growing queues as a person reads them: `stage srv`, `stage D[3]`,
+/// or `stage D (12 members)` for several members of one family; stages,
+/// then pools, in declaration order.
+fn growing_list(growing: &[Growing]) -> String {
+    let mut groups: Vec<(&Growing, usize)> = Vec::new();
+    for g in growing {
+        match groups.last_mut() {
+            Some((first, n)) if first.place == g.place && first.name == g.name => *n += 1,
+            _ => groups.push((g, 1)),
+        }
+    }
+    groups
+        .iter()
+        .map(|(g, n)| match (n, g.member) {
+            (1, Some(i)) => format!("{} {}[{i}]", g.place.name(), g.name),
+            (1, None) => format!("{} {}", g.place.name(), g.name),
+            (n, _) => format!("{} {} ({n} members)", g.place.name(), g.name),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl Report {
@@ -185,8 +254,8 @@ impl Report {
         if let Some(n) = &self.negative_amounts {
             out.push(negative_amount_warning(n, &self.source_name));
         }
-        if let Some(s) = self.stability().filter(|s| !s.stable) {
-            out.push(stability_warning(&s, 1));
+        if let Some(s) = self.stability().filter(|s| !s.is_stable()) {
+            out.push(stability_warning(&s));
         }
         out
     }

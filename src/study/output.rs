@@ -81,6 +81,8 @@ struct ReplicatedJson<'a> {
     seeds: &'a [u64],
     confidence: f64,
     stable: Option<bool>,
+    stability: Option<&'static str>,
+    growing: Vec<crate::report::GrowingJson>,
     observes: Vec<ObservationJson<'a>>,
     stages: Vec<StageJson<'a>>,
     pools: Vec<PoolJson<'a>>,
@@ -102,6 +104,7 @@ impl Replicated {
     ///
     /// ```json
     /// {"replications": R, "seeds": [s0, …], "confidence": 0.95, "stable": b,
+    ///  "stability": "steady", "growing": [{"kind", "name", "member", "growth"}, …],
     ///  "observes": [{"name": "ttft", "mean": {"n": R, "mean": m, "ci": h},
     ///                "p50": {…}, "p90": {…}, "p99": {…}}, …],
     ///  "stages": [{"name": "D", "member": 0, "utilization": {…},
@@ -115,7 +118,8 @@ impl Replicated {
     /// below 2); an observation's `p50`, `p90` and `p99` estimate its
     /// percentiles the same way, from each replication's nearest-rank
     /// percentile; `member` is `null` for a family of one; `stable` is
-    /// [`Replicated::is_stable`] (`null` when not judged); `warnings` is
+    /// [`Replicated::is_stable`] and `stability` the verdict, both `null`
+    /// when not judged, `growing` the queues that grow; `warnings` is
     /// [`Replicated::warnings`], as a run's JSON writes its own.
     /// Replications run with an SLO add, last, `"slo": {"attainment",
     /// "goodput", "requests", "unfinished"}`, each figure in the same
@@ -126,14 +130,17 @@ impl Replicated {
     /// #   session { observe x = 3; } run { horizon 1; seed 5; }";
     /// # let program = serq::compile_source(source, &Default::default()).unwrap();
     /// let json = serq::study::replicate(&program, 2).unwrap().to_json();
-    /// assert!(json.starts_with(r#"{"replications":2,"seeds":[5,6],"confidence":0.95,"stable":true,"observes":[{"name":"x","mean":{"n":2,"mean":3.0,"ci":0.0},"p50":{"n":2,"mean":3.0,"ci":0.0}"#));
+    /// assert!(json.starts_with(r#"{"replications":2,"seeds":[5,6],"confidence":0.95,"stable":true,"stability":"steady","growing":[],"observes":[{"name":"x","mean":{"n":2,"mean":3.0,"ci":0.0},"p50":{"n":2,"mean":3.0,"ci":0.0}"#));
     /// ```
     pub fn to_json(&self) -> String {
+        let (stable, stability, growing) = crate::report::stability_json(self.stability.as_ref());
         let json = ReplicatedJson {
             replications: self.seeds.len(),
             seeds: &self.seeds,
             confidence: 0.95,
-            stable: self.is_stable(),
+            stable,
+            stability,
+            growing,
             observes: self
                 .observations
                 .iter()

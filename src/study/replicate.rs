@@ -12,8 +12,8 @@ use rayon::prelude::*;
 
 use super::tdist::student_t_quantile;
 use crate::report::{
-    Attainment, NegativeAmounts, Report, Slo, Stability, Summary, Warning, negative_amount_warning,
-    stability_warning,
+    Attainment, NegativeAmounts, Report, Slo, Stability, Summary, Trends, Warning, judge,
+    negative_amount_warning, stability_warning,
 };
 use crate::{RunError, ValidProgram};
 
@@ -187,9 +187,10 @@ pub struct PoolEstimate {
 pub struct Replicated {
     /// The seed of each replication, in replication order.
     pub seeds: Vec<u64>,
-    /// Each replication's stability test ([`Report::stability`]), in
-    /// replication order.
-    pub stability: Vec<Option<Stability>>,
+    /// The point's stability test across its replications
+    /// ([`crate::report::judge`], docs/report.md §2.1); `None` when not
+    /// judged (a run ended by an `arrivals` limit).
+    pub stability: Option<Stability>,
     /// One per observation, in program order.
     pub observations: Vec<ObservationEstimate>,
     /// One per stage member, in declaration order.
@@ -319,7 +320,7 @@ impl Replicated {
         let Some(first) = runs.first() else {
             return Replicated {
                 seeds: Vec::new(),
-                stability: Vec::new(),
+                stability: None,
                 observations: Vec::new(),
                 stages: Vec::new(),
                 pools: Vec::new(),
@@ -385,9 +386,24 @@ impl Replicated {
             .map(|r| r.slo)
             .collect::<Option<Vec<Attainment>>>()
             .map(|a| SloEstimate::of(&a));
+        let stage_names: Vec<_> = first
+            .stages
+            .iter()
+            .map(|s| (s.name.clone(), s.member))
+            .collect();
+        let pool_names: Vec<_> = first
+            .pools
+            .iter()
+            .map(|p| (p.name.clone(), p.member))
+            .collect();
+        let stability = runs
+            .iter()
+            .map(|r| r.trends.clone())
+            .collect::<Option<Vec<Trends>>>()
+            .and_then(|t| judge(&t, &stage_names, &pool_names));
         Replicated {
             seeds: runs.iter().map(|r| r.seed).collect(),
-            stability: runs.iter().map(|r| r.stability).collect(),
+            stability,
             observations,
             stages,
             pools,
@@ -400,37 +416,23 @@ impl Replicated {
     }
 
     /// The replications' warnings (`file` names the program in them):
-    /// negative amounts added up over the replications, and the stability
-    /// verdict, counted in replications flagged and worded by the first.
+    /// negative amounts added up over the replications, and the point's
+    /// one stability verdict when it is not steady.
     pub fn warnings(&self, file: &str) -> Vec<Warning> {
         let mut out = Vec::new();
         if let Some(n) = &self.negative_amounts {
             out.push(negative_amount_warning(n, file));
         }
-        let flagged: Vec<(usize, &Stability)> = self
-            .stability
-            .iter()
-            .enumerate()
-            .filter_map(|(k, s)| s.as_ref().filter(|s| !s.stable).map(|s| (k, s)))
-            .collect();
-        if let Some(&(k, s)) = flagged.first() {
-            let mut w = stability_warning(s, flagged.len() as u64);
-            w.message = format!(
-                "{} of {} replications judged unstable; the first, replication {k} (seed {}): {}",
-                flagged.len(),
-                self.seeds.len(),
-                self.seeds.get(k).copied().unwrap_or_default(),
-                w.message
-            );
-            out.push(w);
+        if let Some(s) = self.stability.as_ref().filter(|s| !s.is_stable()) {
+            out.push(stability_warning(s));
         }
         out
     }
 
-    /// Whether the replications are stable: `Some(false)` when the
-    /// stability test flags any of them, `Some(true)` when it judged every
-    /// one stable, `None` otherwise (a run ended by an `arrivals` limit is
-    /// not judged).
+    /// Whether the point is steady: `Some(false)` when the stability test
+    /// across its replications finds it transient or overloaded,
+    /// `Some(true)` when steady, `None` when not judged (a run ended by an
+    /// `arrivals` limit).
     ///
     /// ```
     /// # let source = "stage s : fifo; workload { arrive poisson(3); }
@@ -441,12 +443,7 @@ impl Replicated {
     /// assert_eq!(r.is_stable(), Some(false));
     /// ```
     pub fn is_stable(&self) -> Option<bool> {
-        let verdicts = self.stability.iter().map(|s| s.map(|s| s.stable));
-        if verdicts.clone().any(|v| v == Some(false)) {
-            Some(false)
-        } else {
-            verdicts.collect::<Option<Vec<bool>>>().map(|_| true)
-        }
+        self.stability.as_ref().map(Stability::is_stable)
     }
 
     /// The estimate of the mean of the observation `name`.
@@ -604,8 +601,8 @@ pub(crate) struct Summarised {
     pub stages: Vec<crate::report::StageRow>,
     /// The report's pool rows.
     pub pools: Vec<crate::report::PoolRow>,
-    /// The report's stability test.
-    pub stability: Option<Stability>,
+    /// What the report gives the stability test.
+    pub trends: Option<Trends>,
     /// Its attainment of the study's SLO, if it has one.
     pub slo: Option<Attainment>,
     /// The report's negative amounts.
@@ -624,7 +621,7 @@ impl Summarised {
                 .collect(),
             stages: report.stages.clone(),
             pools: report.pools.clone(),
-            stability: report.stability(),
+            trends: report.trends(),
             slo: slo.and_then(|s| s.attainment(report)),
             negative_amounts: report.negative_amounts.clone(),
         }

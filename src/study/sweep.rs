@@ -722,8 +722,9 @@ pub fn sweep(
 
 impl Sweep {
     /// The column names, in order: each axis's name (in axis order);
-    /// `replications`; `stable` ([`Replicated::is_stable`]: `false` when a
-    /// replication's live sessions grow, empty/`null` when not judged);
+    /// `replications`; `stable` ([`Replicated::is_stable`]: `false` when the
+    /// point is transient or overloaded across its replications,
+    /// empty/`null` when not judged);
     /// `warnings` (the point's warnings counted, [`Replicated::warnings`]); for
     /// each observation (in program order) `NAME.mean` and `NAME.ci` (the
     /// mean across replications and its 95% half-width), then `NAME.p50`,

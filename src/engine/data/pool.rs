@@ -27,6 +27,7 @@ use std::collections::VecDeque;
 use bevy_ecs::prelude::*;
 
 use crate::engine::data::stats::{RunningMean, TimeAvg};
+use crate::report::WindowedAverage;
 
 /// Why a queue head whose units read no state did not fit: while the pool
 /// it did not fit in has had no units back, it still does not.
@@ -82,6 +83,9 @@ pub struct PoolStats {
     pub used_avg: TimeAvg,
     /// Holds waiting in the queue.
     pub queue_avg: TimeAvg,
+    /// Holds waiting over equal windows of `[warmup, horizon]`, for the
+    /// stability test's `growing` (docs/report.md §2.1).
+    pub queue_series: WindowedAverage,
     /// Allocations (hold frames and leases).
     pub holders_avg: TimeAvg,
     /// Queue waits of admissions at t >= warmup whose first pool this is.
@@ -93,11 +97,12 @@ pub struct PoolStats {
 }
 
 impl PoolStats {
-    /// Empty figures over `[warmup, end]`.
-    pub fn new(warmup: f64) -> PoolStats {
+    /// Empty figures over `[warmup, end]`, windowed over `[warmup, horizon]`.
+    pub fn new(warmup: f64, horizon: f64) -> PoolStats {
         PoolStats {
             used_avg: TimeAvg::new(warmup),
             queue_avg: TimeAvg::new(warmup),
+            queue_series: WindowedAverage::new(warmup, horizon),
             holders_avg: TimeAvg::new(warmup),
             wait: RunningMean::default(),
             admissions: 0,
@@ -171,6 +176,7 @@ impl PoolLevels {
     pub fn set_queued(&mut self, stats: &mut PoolStats, p: usize, now: f64, len: usize) {
         self.queued[p] = len as f64;
         stats.queue_avg.set(now, len as f64);
+        stats.queue_series.set(now, len as f64);
     }
 }
 

@@ -29,6 +29,7 @@ use crate::engine::data::stats::{RunningMean, TimeAvg};
 use crate::engine::flows::FlowSystem;
 use crate::engine::serving::estimators::Estimators;
 use crate::ir::{Expr, StageKind};
+use crate::report::WindowedAverage;
 
 /// A job at a delay or fifo stage.
 #[derive(Clone, Copy, Debug)]
@@ -490,6 +491,9 @@ pub struct StageStats {
     /// 1 while not empty (a shared stage's, Σ rates / φ, is in
     /// [`crate::engine::data::flow_entity::Flows::util`]).
     pub util: TimeAvg,
+    /// The jobs present over equal windows of `[warmup, horizon]`, for the
+    /// stability test's `growing` (docs/report.md §2.1).
+    pub present_series: WindowedAverage,
     /// Jobs finishing at t >= warmup.
     pub completed: u64,
     /// Service start − arrival over those jobs.
@@ -500,11 +504,12 @@ pub struct StageStats {
 }
 
 impl StageStats {
-    /// Empty figures over `[warmup, end]`.
-    pub fn new(warmup: f64) -> StageStats {
+    /// Empty figures over `[warmup, end]`, windowed over `[warmup, horizon]`.
+    pub fn new(warmup: f64, horizon: f64) -> StageStats {
         StageStats {
             number: TimeAvg::new(warmup),
             util: TimeAvg::new(warmup),
+            present_series: WindowedAverage::new(warmup, horizon),
             completed: 0,
             wait: RunningMean::default(),
             service_time: RunningMean::default(),
@@ -523,6 +528,7 @@ impl StageStats {
     ) {
         let n = self.number.value() + delta;
         self.number.set(now, n);
+        self.present_series.set(now, n);
         load.present[index] = n;
         if !shared {
             self.util.set(now, if n > 0.0 { 1.0 } else { 0.0 });

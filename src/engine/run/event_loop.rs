@@ -72,14 +72,14 @@ pub fn build(program: &ValidProgram) -> World {
         .spawn_batch(
             services
                 .into_iter()
-                .map(|service| (service, StageStats::new(warmup))),
+                .map(|service| (service, StageStats::new(warmup, prog.horizon))),
         )
         .collect();
     let pools = world
         .spawn_batch(
             prog.pools
                 .iter()
-                .map(|_| (Waiters::default(), PoolStats::new(warmup))),
+                .map(|_| (Waiters::default(), PoolStats::new(warmup, prog.horizon))),
         )
         .collect();
     world.insert_resource(Members { stages, pools });

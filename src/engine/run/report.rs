@@ -66,6 +66,17 @@ pub fn fill_report(
     let span = end - prog.warmup;
     let stage_members = families(prog.stages.iter().map(|s| s.name.as_str()));
     let pool_members = families(prog.pools.iter().map(|p| p.name.as_str()));
+    // The stability test's series (docs/report.md §2.1).
+    let stage_series = members
+        .stages
+        .iter()
+        .filter_map(|&e| Some(stages.get(e).ok()?.1.present_series.means(end)))
+        .collect();
+    let pool_series = members
+        .pools
+        .iter()
+        .filter_map(|&e| Some(pools.get(e).ok()?.queue_series.means(end)))
+        .collect();
     let stages = members
         .stages
         .iter()
@@ -132,6 +143,8 @@ pub fn fill_report(
         turns: observed.turns,
         mean_live: census.live_avg.mean(end),
         live_series: census.live_series.means(end),
+        stage_series,
+        pool_series,
         observes: prog
             .observes
             .iter()
