@@ -59,19 +59,13 @@ struct Cluster {
     sys: FlowSystem,
     rng: ChaCha8Rng,
     pairs: u32,
-    owner: u64,
 }
 
 impl Cluster {
     fn new(pairs: u32, policy: Share, solver: MaxMinSolver) -> Self {
         let rng = ChaCha8Rng::seed_from_u64(7);
         let sys = FlowSystem::with_solver(vec![1.0; 2 * pairs as usize], policy, solver);
-        let mut c = Cluster {
-            sys,
-            rng,
-            pairs,
-            owner: 0,
-        };
+        let mut c = Cluster { sys, rng, pairs };
         let flows = 5 * pairs as usize / 2;
         c.sys.set_solver(MaxMinSolver::Incremental);
         for _ in 0..flows {
@@ -89,8 +83,7 @@ impl Cluster {
         let egress = self.rng.random_range(0..self.pairs);
         let ingress = self.pairs + self.rng.random_range(0..self.pairs);
         let work = self.rng.random_range(0.5..1.5);
-        self.owner += 1;
-        self.sys.start(now, &[egress, ingress], work, self.owner);
+        self.sys.start(now, &[egress, ingress], work);
     }
 
     fn event(&mut self) -> usize {

@@ -2,8 +2,9 @@
 //! incidence arrays inside) and the one flow-system event (spec §6.4).
 //!
 //! Invariants: every live flow of the solver has exactly one entity, and
-//! its `FlowOf` names the session whose run it is (the solver's owner is
-//! that session, so the per-event path never reads the component); ended
+//! its `FlowOf` names the session whose run it is, as its [`FlowLink`] in
+//! [`Flows::links`] does (the per-event path reads the link, the invariant
+//! check the component; the solver knows no owner); ended
 //! flows' entities are recycled, never despawned. At most one `FlowEnd`
 //! event is live: the one whose generation equals [`Flows::generation`].
 //!
@@ -17,12 +18,22 @@ use smallvec::SmallVec;
 use crate::engine::data::stats::TimeAvg;
 use crate::engine::flows::{FlowId, FlowSystem};
 
-/// A flow: the session whose run it is. Its stages, rate and remaining
-/// work live in the solver's arrays.
-#[derive(Component, Clone, Copy, Debug)]
+/// A flow: the session whose run it is (none for a spill's job, which no
+/// session waits for). Its stages, rate and remaining work live in the
+/// solver's arrays.
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
 pub struct FlowOf {
     /// The session.
-    pub session: Entity,
+    pub session: Option<Entity>,
+}
+
+/// A live flow's entity and the session whose run it is.
+#[derive(Clone, Copy, Debug)]
+pub struct FlowLink {
+    /// The flow's entity.
+    pub entity: Entity,
+    /// The session waiting for it (none for a spill's job).
+    pub session: Option<Entity>,
 }
 
 /// The flow solver and the bookkeeping of its one event.
@@ -36,8 +47,8 @@ pub struct Flows {
     pub generation: u64,
     /// The flow that event ends.
     pub pending: Option<FlowId>,
-    /// Each live flow's entity, by the solver's handle.
-    pub entity_of: SecondaryMap<FlowId, Entity>,
+    /// Each live flow's entity and session, by the solver's handle.
+    pub links: SecondaryMap<FlowId, FlowLink>,
     /// Entities of ended flows, for the next ones.
     pub free: Vec<Entity>,
     /// Scratch: the stages of the flow that is finishing.
@@ -58,7 +69,7 @@ impl Flows {
             changed: false,
             generation: 0,
             pending: None,
-            entity_of: SecondaryMap::new(),
+            links: SecondaryMap::new(),
             free: Vec::new(),
             stages: SmallVec::new(),
         }

@@ -17,7 +17,7 @@ use smallvec::SmallVec;
 
 use crate::engine::data::code::Expr;
 use crate::engine::data::events::EventQueue;
-use crate::engine::data::flow_entity::{FlowOf, Flows};
+use crate::engine::data::flow_entity::{FlowLink, FlowOf, Flows};
 use crate::engine::data::kv::KvPools;
 use crate::engine::data::pool::{PoolLevels, PoolStats, Waiters, Waiting};
 use crate::engine::data::replay::Replay;
@@ -539,9 +539,15 @@ impl Sim<'_, '_> {
         self.pools.waiting.wake(p as usize);
     }
 
-    /// Starts a flow of `work` over `stages` for session `e`: the flow gets an
-    /// entity (a recycled one if any) whose `FlowOf` names the session.
-    pub fn start_flow(&mut self, e: Entity, stages: &[u32], work: f64) -> Result<(), RunError> {
+    /// Starts a flow of `work` over `stages` for `session` (none for a
+    /// spill's job): the flow gets an entity (a recycled one if any) whose
+    /// `FlowOf` names the session, and a [`FlowLink`] to both.
+    pub fn start_flow(
+        &mut self,
+        session: Option<Entity>,
+        stages: &[u32],
+        work: f64,
+    ) -> Result<(), RunError> {
         let sim = self;
         let now = sim.time.clock.now;
         for &s in stages {
@@ -553,8 +559,8 @@ impl Sim<'_, '_> {
             stats.count(s as usize, true, sim.stages.load, now, 1.0);
             sim.stages.load.set_busy(s as usize, &service);
         }
-        let id = sim.flows.system.start(now, stages, work, e.to_bits());
-        let of = FlowOf { session: e };
+        let id = sim.flows.system.start(now, stages, work);
+        let of = FlowOf { session };
         // A recycled entity keeps its component: rewriting it costs a fetch,
         // where a deferred insert costs a command (about 500 instructions a
         // flow). One ended in this stretch has no component yet.
@@ -568,7 +574,13 @@ impl Sim<'_, '_> {
             },
             None => sim.store.commands.spawn(of).id(),
         };
-        sim.flows.entity_of.insert(id, flow);
+        sim.flows.links.insert(
+            id,
+            FlowLink {
+                entity: flow,
+                session,
+            },
+        );
         sim.flows.changed = true;
         Ok(())
     }

@@ -145,12 +145,11 @@ struct Flow {
     t_mark: f64,
     start: f64,
     order: u64,
-    owner: u64,
 }
 
 // The slot's size (x86-64): the memory a flow costs (docs/performance-log.md).
 #[cfg(target_pointer_width = "64")]
-const _: () = assert!(std::mem::size_of::<Flow>() == 104);
+const _: () = assert!(std::mem::size_of::<Flow>() == 96);
 
 impl Flow {
     /// The remaining work at `now` of this flow running at `rate`.
@@ -666,9 +665,10 @@ impl FlowSystem {
     }
 
     /// A flow of `work > 0` starts at `now` on `stages` (distinct stage
-    /// indices); `owner` is returned by [`FlowSystem::finish`]. Its rate is 0
-    /// until the next [`FlowSystem::solve`].
-    pub fn start(&mut self, now: f64, stages: &[u32], work: f64, owner: u64) -> FlowId {
+    /// indices). Its rate is 0 until the next [`FlowSystem::solve`]. The
+    /// solver knows no owner: the engine links a flow to its session
+    /// (engine/data/flow_entity.rs).
+    pub fn start(&mut self, now: f64, stages: &[u32], work: f64) -> FlowId {
         debug_assert!(work > 0.0, "a flow starts with positive work");
         debug_assert!(!stages.is_empty(), "a flow holds at least one stage");
         let index = match self.free.pop() {
@@ -699,7 +699,6 @@ impl FlowSystem {
         flow.t_mark = now;
         flow.start = now;
         flow.order = order;
-        flow.owner = owner;
         // Its mark is of an earlier solve's epoch: no flags in the next.
         let mark = self.entries[index as usize].mark;
         self.entries[index as usize] = Entry {
@@ -710,12 +709,12 @@ impl FlowSystem {
         id
     }
 
-    /// Removes a finished flow; returns its (owner, start time). The engine
+    /// Removes a finished flow; returns its start time. The engine
     /// calls [`FlowSystem::solve`] again at the end of the settle.
     ///
     /// # Panics
     /// If `id` names no live flow (the engine finishes a flow once).
-    pub fn finish(&mut self, now: f64, id: FlowId) -> (u64, f64) {
+    pub fn finish(&mut self, now: f64, id: FlowId) -> f64 {
         let _ = now;
         let index = self.check(id);
         self.handles.remove(id);
@@ -749,7 +748,7 @@ impl FlowSystem {
         f.stages.clear();
         f.pos.clear();
         self.free.push(index);
-        (f.owner, f.start)
+        f.start
     }
 
     /// Re-solves the rates after the starts and finishes since the last
@@ -958,11 +957,6 @@ impl FlowSystem {
     /// The stages `id` holds, in the order it was started with.
     pub fn stages_of(&self, id: FlowId) -> &[u32] {
         &self.flows[self.check(id) as usize].stages
-    }
-
-    /// The owner `id` was started with.
-    pub fn owner(&self, id: FlowId) -> u64 {
-        self.flows[self.check(id) as usize].owner
     }
 
     /// `n_s`: the number of flows holding stage `s`.

@@ -88,15 +88,13 @@ fn play_held(
     let mut bn = FlowSystem::new(capacity.to_vec(), Share::Bottleneck);
     let mut now = 0.0;
     let mut trace = Trace::new();
-    let mut owner = 0;
     for op in ops.iter().chain(std::iter::once(&Op::Solve)) {
         match *op {
             Op::Start { mask, work } => {
                 let st = stages_from(mask, n);
-                owner += 1;
-                let a = mm.start(now, &st, work, owner);
-                let b = oracle_sys.start(now, &st, work, owner);
-                let c = bn.start(now, &st, work, owner);
+                let a = mm.start(now, &st, work);
+                let b = oracle_sys.start(now, &st, work);
+                let c = bn.start(now, &st, work);
                 prop_assert!(a == b && b == c);
             }
             Op::Finish { pick } => {

@@ -143,15 +143,21 @@ pub fn check_invariants(
         for &s in flows.system.stages_of(id) {
             sums[s as usize] += rate;
         }
-        let named = flows
-            .entity_of
-            .get(id)
-            .and_then(|&f| flow_of.get(f).ok())
-            .and_then(|f| sessions.get(f.session).ok())
-            .is_some_and(Continuation::live);
+        // The entity's component agrees with the link, and names a live
+        // session or none (a spill's job).
+        let named = flows.links.get(id).is_some_and(|link| {
+            flow_of.get(link.entity).ok()
+                == Some(&FlowOf {
+                    session: link.session,
+                })
+                && link
+                    .session
+                    .is_none_or(|e| sessions.get(e).is_ok_and(Continuation::live))
+        });
         if !named {
-            verdict.0 =
-                error("invariant broken: a flow's entity does not name a live session".to_string());
+            verdict.0 = error(
+                "invariant broken: a flow's entity does not name its live session".to_string(),
+            );
             return;
         }
     }

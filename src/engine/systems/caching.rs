@@ -381,7 +381,7 @@ fn detached_job(code: &Code, sim: &mut Sim, s: usize, work: f64) -> Result<(), R
         now
     );
     match &*service {
-        Service::Shared(_) => sim.start_flow(Entity::PLACEHOLDER, &[s as u32], work),
+        Service::Shared(_) => sim.start_flow(None, &[s as u32], work),
         Service::Step(_) => Err(sim.error(format!(
             "a spill's job cannot run on the step stage `{}`",
             code.program.stages[s].name

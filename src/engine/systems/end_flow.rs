@@ -19,10 +19,8 @@ pub fn end_flow(sim: &mut Sim, generation: u64) -> Result<(), RunError> {
         return Ok(());
     };
     let now = sim.time.clock.now;
-    let owner = take_flow(sim, id, now, true)?;
-    let e = Entity::from_bits(owner);
     // A spill's job has no session waiting for it.
-    if e != Entity::PLACEHOLDER {
+    if let Some(e) = take_flow(sim, id, now, true)? {
         sim.sessions.ready.0.push_back(e);
     }
     Ok(())
@@ -31,20 +29,21 @@ pub fn end_flow(sim: &mut Sim, generation: u64) -> Result<(), RunError> {
 /// Takes flow `id` out of the flow system and off every stage it held: each
 /// counts one job fewer and, if `completed`, one completion of a job that
 /// started when the flow did (a preempted flow leaves uncompleted). The
-/// rates are solved anew at the settle's end. Returns the flow's owner.
+/// rates are solved anew at the settle's end. Returns the flow's session.
 pub(crate) fn take_flow(
     sim: &mut Sim,
     id: FlowId,
     now: f64,
     completed: bool,
-) -> Result<u64, RunError> {
+) -> Result<Option<Entity>, RunError> {
     let flows = &mut *sim.flows;
     flows.stages.clear();
     flows.stages.extend_from_slice(flows.system.stages_of(id));
-    let (owner, start) = flows.system.finish(now, id);
-    if let Some(flow) = flows.entity_of.remove(id) {
-        flows.free.push(flow);
-    }
+    let start = flows.system.finish(now, id);
+    let session = flows.links.remove(id).and_then(|link| {
+        flows.free.push(link.entity);
+        link.session
+    });
     for &s in &flows.stages {
         let (service, mut stats) = made!(
             sim.stages.members.get_mut(sim.stages.entities[s as usize]),
@@ -60,5 +59,5 @@ pub(crate) fn take_flow(
         }
     }
     flows.changed = true;
-    Ok(owner)
+    Ok(session)
 }

@@ -382,11 +382,10 @@ fn reject_again(
 /// settle's end.
 fn cancel_flow(sim: &mut Sim, v: Entity, now: f64) -> Result<(), RunError> {
     let flows = &mut *sim.flows;
-    let owner = v.to_bits();
     let Some(id) = flows
-        .system
-        .ids()
-        .find(|&id| flows.system.owner(id) == owner)
+        .links
+        .iter()
+        .find_map(|(id, link)| (link.session == Some(v)).then_some(id))
     else {
         // Its flow ended in this event: the session is ready, not at a stage.
         return Ok(());

@@ -106,7 +106,7 @@ pub fn run_job(
             format!("stage `{name}` is held with others by one run but is not shared"),
         ));
     }
-    sim.start_flow(e, held, w)?;
+    sim.start_flow(Some(e), held, w)?;
     Ok(Step::Stop)
 }
 
