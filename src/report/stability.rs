@@ -376,16 +376,17 @@ impl Report {
         }
         Some(Trends {
             live: Trend::of(&self.live_series)?,
+            // Every series or none: a member's trend is found by its index.
             stages: self
                 .stage_series
                 .iter()
-                .filter_map(|s| Trend::of(s))
-                .collect(),
+                .map(|s| Trend::of(s))
+                .collect::<Option<_>>()?,
             pools: self
                 .pool_series
                 .iter()
-                .filter_map(|s| Trend::of(s))
-                .collect(),
+                .map(|s| Trend::of(s))
+                .collect::<Option<_>>()?,
             interval: (self.warmup, self.end),
         })
     }

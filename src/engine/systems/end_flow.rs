@@ -40,10 +40,10 @@ pub(crate) fn take_flow(
     flows.stages.clear();
     flows.stages.extend_from_slice(flows.system.stages_of(id));
     let start = flows.system.finish(now, id);
-    let session = flows.links.remove(id).and_then(|link| {
+    let link = flows.links.remove(id);
+    if let Some(link) = link {
         flows.free.push(link.entity);
-        link.session
-    });
+    }
     for &s in &flows.stages {
         let (service, mut stats) = made!(
             sim.stages.members.get_mut(sim.stages.entities[s as usize]),
@@ -59,5 +59,5 @@ pub(crate) fn take_flow(
         }
     }
     flows.changed = true;
-    Ok(session)
+    Ok(link.and_then(|link| link.session))
 }
