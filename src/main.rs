@@ -82,7 +82,7 @@ enum Command {
         /// "mean", "p50", "p90", "p99"}], "stages": [{"name", "member",
         /// "utilization", "mean_number", "throughput"}], "pools": [{"name",
         /// "member", "mean_used", "mean_wait"}]}, each figure {"n", "mean", "ci"}.
-        #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..))]
         replications: Option<u32>,
         #[command(flatten)]
         slo: SloArgs,
@@ -142,7 +142,7 @@ enum Command {
         #[arg(long, value_name = "NAME=SPEC", value_parser = serq::study::Axis::parse)]
         grid: Vec<serq::study::Axis>,
         /// Replications per point.
-        #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, value_name = "R", default_value_t = 1, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..))]
         replications: u32,
         #[command(flatten)]
         options: RunOptionArgs,
@@ -508,17 +508,22 @@ fn parse_def(pair: &str) -> Result<(String, String), String> {
 #[derive(Args)]
 struct RunOptionArgs {
     /// Seed of every random stream (replaces `run { seed S; }`); the base
-    /// seed of replications.
-    #[arg(long, value_name = "S")]
+    /// seed of replications. A whole number from 0 to 2^64 - 1.
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seed)]
     seed: Option<u64>,
-    /// Stop before any event later than T (replaces or supplies `horizon`).
-    #[arg(long, value_name = "T")]
+    /// Stop before any event later than T (replaces or supplies
+    /// `horizon`): a finite number above 0. With `poisson(λ)` arrivals,
+    /// λ × T is at most 2^42, so that the clock still resolves the mean
+    /// gap between arrivals at the horizon.
+    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_horizon)]
     horizon: Option<f64>,
-    /// Measure over [T, end] only (replaces `warmup`).
-    #[arg(long, value_name = "T")]
+    /// Measure over [T, end] only (replaces `warmup`): at least 0 and
+    /// below the horizon.
+    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_warmup)]
     warmup: Option<f64>,
-    /// Stop after N open arrivals and end when the last session ends.
-    #[arg(long, value_name = "N")]
+    /// Stop after N open arrivals (N at least 1) and end when the last
+    /// session ends.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_arrivals)]
     arrivals: Option<u64>,
     /// Replay FILE instead of the workload's `trace` file (a relative path
     /// is read from the current directory, not the program's).
@@ -551,6 +556,49 @@ impl RunOptionArgs {
             arrivals: self.arrivals,
             trace: self.trace,
         }
+    }
+}
+
+/// Parses `--horizon T`: a finite number above 0 (the horizon against
+/// the workload's rate is the linker's to check).
+fn parse_horizon(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t > 0.0 => Ok(t),
+        Ok(t) => Err(format!(
+            "the horizon must be a finite number above 0, found {}",
+            serq::ir::shown(t)
+        )),
+        Err(_) => Err(format!("expected a number, found `{text}`")),
+    }
+}
+
+/// Parses `--warmup T`: a finite number at least 0 (below the horizon is
+/// checked against the run's horizon when the program links).
+fn parse_warmup(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        Ok(t) => Err(format!(
+            "the warmup must be a finite number at least 0, found {}",
+            serq::ir::shown(t)
+        )),
+        Err(_) => Err(format!("expected a number, found `{text}`")),
+    }
+}
+
+/// Parses `--seed S`: a whole number from 0 to 2^64 - 1.
+fn parse_seed(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("a seed is a whole number from 0 to 2^64 - 1, found `{text}`"))
+}
+
+/// Parses `--arrivals N`: a whole number at least 1.
+fn parse_arrivals(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "the arrivals are a whole number at least 1, found `{text}`"
+        )),
     }
 }
 
@@ -877,7 +925,7 @@ impl RunProgress {
     /// `t / horizon`, with about six significant digits of the horizon's magnitude.
     fn clock(&self, now: f64) -> String {
         let decimals = (5.0 - self.horizon.log10().floor()).clamp(0.0, 9.0) as usize;
-        format!("{now:.decimals$} / {}", self.horizon)
+        format!("{now:.decimals$} / {}", serq::ir::shown(self.horizon))
     }
 
     /// The run is over: the bar (if any) is cleared before the report prints.
@@ -928,15 +976,14 @@ impl RowSink {
 /// A study's point that did not compile: its diagnostics printed with the
 /// point's values, and the fault blamed on a flag (a `--grid`/`--set`
 /// name the program lacks: exit 2) or on the program (exit 1).
-fn point_failure(point: &[(String, f64)], error: &serq::CompileError) -> Failure {
+fn point_failure(
+    point: &[(String, f64)],
+    error: &serq::CompileError,
+    overrides: &Overrides,
+) -> Failure {
     let at: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
     eprintln!("{error} at {}", at.join(", "));
-    match error {
-        serq::CompileError::Diagnostics { diagnostics, .. } => {
-            blame(diagnostics.iter().all(|d| d.rule == "set-unknown"))
-        }
-        _ => Failure::Program,
-    }
+    blame_compile(error, overrides)
 }
 
 /// The source program a study (`verb`: sweep or search) reads, with its
@@ -1007,7 +1054,9 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
     )
     .map(|plan| plan.with_settings(args.settings))
     .map_err(|e| match &e {
-        serq::study::SweepError::Compile { point, error } => point_failure(point, error),
+        serq::study::SweepError::Compile { point, error } => {
+            point_failure(point, error, &args.overrides)
+        }
         _ => Failure::Usage(format!("{}: {e}", input.name)),
     })?;
     let plan = match args.slo {
@@ -1205,7 +1254,9 @@ fn search(args: SearchArgs) -> Result<(), Failure> {
     let plan =
         serq::study::SearchPlan::new(&input.text, Some(&input.path), &args.overrides, args.spec)
             .map_err(|e| match &e {
-                serq::study::SearchError::Compile { point, error } => point_failure(point, error),
+                serq::study::SearchError::Compile { point, error } => {
+                    point_failure(point, error, &args.overrides)
+                }
                 _ => Failure::Usage(format!("{}: {e}", input.name)),
             })?;
     let mut replay = Vec::new();
@@ -1384,19 +1435,21 @@ impl Input {
                         eprintln!("  = help: {help}");
                     }
                 }
-                blame(errors.iter().all(|e| e.rule == "set-unknown"))
+                let run_flags = overrides.horizon.is_some()
+                    || overrides.warmup.is_some()
+                    || overrides.arrivals.is_some();
+                blame(
+                    errors
+                        .iter()
+                        .all(|e| e.rule == "set-unknown" || (e.rule == "run-options" && run_flags)),
+                )
             })
         } else {
             // From the file's path: `use` and a relative `trace` resolve beside it.
             let program =
                 serq::compile_text_at(&self.text, &self.path, overrides).map_err(|e| {
                     eprintln!("{e}");
-                    match &e {
-                        serq::CompileError::Diagnostics { diagnostics, .. } => {
-                            blame(diagnostics.iter().all(|d| d.rule == "set-unknown"))
-                        }
-                        _ => Failure::Program,
-                    }
+                    blame_compile(&e, overrides)
                 })?;
             // The lints' warnings, on stderr: the exit status and the report stay.
             eprint!("{}", serq::lint_text_at(&self.text, &self.path, overrides));
@@ -1413,7 +1466,23 @@ impl Input {
 }
 
 /// The failure of a compilation already printed: a usage error (exit 2)
-/// when every fault is a name given by a flag that the program lacks.
+/// when every fault is a flag's (a name given by a flag that the program
+/// lacks, or a `--horizon`, `--warmup` or `--arrivals` at odds with the
+/// run's other settings); the program's (exit 1) otherwise, a `--set`
+/// that makes it fail to link included.
+fn blame_compile(error: &serq::CompileError, overrides: &Overrides) -> Failure {
+    match error {
+        serq::CompileError::Diagnostics { diagnostics, .. } => blame(
+            diagnostics
+                .iter()
+                .all(|d| d.rule == "set-unknown" || serq::link::blames_flags(d, overrides)),
+        ),
+        _ => Failure::Program,
+    }
+}
+
+/// The failure of a compilation already printed: a usage error (exit 2)
+/// when `only_flags`, the program's fault (exit 1) otherwise.
 fn blame(only_flags: bool) -> Failure {
     if only_flags {
         Failure::UsageShown
@@ -1434,7 +1503,7 @@ fn summary(program: &Program) -> String {
     if let Some(share) = program.share {
         parts.push(format!("share {}", share.word()));
     }
-    parts.push(format!("horizon {}", program.horizon));
+    parts.push(format!("horizon {}", serq::ir::shown(program.horizon)));
     parts.join(", ")
 }
 

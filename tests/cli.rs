@@ -207,3 +207,109 @@ fn a_name_a_flag_gives_that_the_program_lacks_is_a_usage_error_everywhere() {
     let out = serq(&["check", &bad, "--set", "lam=2"]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+// Flag values: one bad in itself or against the run's other settings is a
+// usage error (exit 2) naming the flag; a `--set` that breaks the program
+// is the program's fault (exit 1).
+
+#[test]
+fn a_negative_horizon_is_a_usage_error_naming_the_flag_in_either_spelling() {
+    for args in [["--horizon=-5", ""], ["--horizon", "-5"]] {
+        let mut all = vec!["run", "examples/single-turn/mm1.sq"];
+        all.extend(args.iter().filter(|a| !a.is_empty()));
+        let out = serq(&all);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("--horizon") && stderr.contains("above 0"),
+            "{stderr}"
+        );
+        // Not clap's tip for a value that looks like a flag.
+        assert!(!stderr.contains("-- -5"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_horizon_that_is_nan_or_not_a_number_exits_2_naming_the_flag() {
+    for value in ["nan", "abc", "inf"] {
+        let out = serq(&["run", "examples/single-turn/mm1.sq", "--horizon", value]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{value}: {stderr}");
+        assert!(stderr.contains("'--horizon <T>'"), "{stderr}");
+    }
+}
+
+#[test]
+fn negative_seeds_warmups_and_replications_are_refused_by_their_flag() {
+    for (flag, value) in [
+        ("--seed", "-1"),
+        ("--warmup", "-1"),
+        ("--arrivals", "0"),
+        ("--replications", "-1"),
+    ] {
+        let out = serq(&["run", "examples/single-turn/mm1.sq", flag, value]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {stderr}");
+        assert!(stderr.contains(&format!("'{flag} <")), "{stderr}");
+        assert!(!stderr.contains("tip:"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_warmup_flag_beyond_the_programs_horizon_is_a_usage_error() {
+    // mm1.sq runs to horizon 20000.
+    let out = serq(&["run", "examples/single-turn/mm1.sq", "--warmup", "30000"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("(with `--warmup 30000`)") && stderr.contains("below the horizon 20000"),
+        "{stderr}"
+    );
+    // The same from a sweep, before any run.
+    let out = serq(&[
+        "sweep",
+        "examples/pd-disaggregation/capacity.sq",
+        "--grid",
+        "lam=4,8",
+        "--warmup",
+        "1e9",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_set_that_makes_the_run_block_invalid_is_the_programs_fault() {
+    let file = scratch(
+        "horizon_let.sq",
+        "let H = 10;\nstage s : delay;\nworkload { arrive batch(1); }\nsession { run s (1); }\nrun { horizon H; }\n",
+    );
+    let out = serq(&["run", &file, "--set", "H=-5"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("horizon -5"), "{stderr}");
+}
+
+#[test]
+fn a_huge_horizon_is_printed_in_exponent_form_with_the_limit_and_its_reason() {
+    // poisson(0.8) × 1e300 is far above 2^42 expected arrivals.
+    let out = serq(&["run", "examples/single-turn/mm1.sq", "--horizon", "1e300"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("`--horizon 1e300`"), "{stderr}");
+    assert!(
+        stderr.contains("rate × horizon is at most 2^42"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("0000000000000000"), "{stderr}");
+    // A closed workload has no such limit: its header shows 1e300 too.
+    let out = serq(&[
+        "run",
+        "examples/pd-disaggregation/after.sq",
+        "--horizon",
+        "1e300",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("horizon 1e300  end 1e300"), "{stdout}");
+}
