@@ -41,7 +41,8 @@ Examples (from the repository's root; `cargo install --locked --path .` puts ser
 
 Exit status: 0 success, 1 the program's fault (a parse, link or run-time
 error, printed on stderr), 2 a usage error (bad flags, a name a flag gives
-that the program lacks, unreadable file), 130 a sweep or search stopped by Ctrl-C.";
+that the program lacks, unreadable file), 130 stopped by Ctrl-C (a run prints
+its partial report, marked as partial; a sweep keeps the rows written).";
 
 #[derive(Subcommand)]
 enum Command {
@@ -627,6 +628,8 @@ enum Failure {
     Usage(String),
     /// A usage error already printed (diagnostics of a flag's name); exit 2.
     UsageShown,
+    /// Stopped by Ctrl-C, what was done already printed; exit 130.
+    Interrupted,
 }
 
 fn main() -> ExitCode {
@@ -635,6 +638,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Program) => ExitCode::from(1),
         Err(Failure::UsageShown) => ExitCode::from(2),
+        Err(Failure::Interrupted) => ExitCode::from(130),
         Err(Failure::Usage(message)) => {
             eprintln!("error: {message}");
             ExitCode::from(2)
@@ -789,6 +793,13 @@ fn execute(command: Command) -> Result<(), Failure> {
                 check_writable(path)?;
             }
             if let Some(r) = replications {
+                // Replications are reported together: Ctrl-C says so and ends.
+                let _ = ctrlc::set_handler(|| {
+                    eprintln!(
+                        "\ninterrupted: replications report together, so nothing is reported"
+                    );
+                    std::process::exit(130);
+                });
                 let replicated = serq::study::replicate_slo(
                     &program,
                     r as usize,
@@ -811,10 +822,12 @@ fn execute(command: Command) -> Result<(), Failure> {
                 }
                 return Ok(());
             }
+            let interrupted = interrupt_flag();
             let mut progress = RunProgress::new(program.horizon, !json);
             let mut tick = |now: f64| progress.tick(now);
             let mut options = serq::RunOptions {
                 progress: Some(&mut tick),
+                interrupt: interrupted,
                 strict: settings.strict,
                 ..match &slo {
                     Some(_) => serq::report::Slo::run_options(),
@@ -828,6 +841,22 @@ fn execute(command: Command) -> Result<(), Failure> {
                 Failure::Program
             })?;
             report.source_name = input.name.clone();
+            let partial = interrupted.is_some_and(|i| i.load(std::sync::atomic::Ordering::Relaxed));
+            if partial {
+                eprintln!(
+                    "\ninterrupted at t = {} of the horizon {} ({} events)",
+                    serq::ir::shown(report.end),
+                    serq::ir::shown(report.horizon),
+                    report.events
+                );
+                if report.end <= report.warmup {
+                    eprintln!(
+                        "no report: the run stopped before its warmup ({}) ended",
+                        serq::ir::shown(report.warmup)
+                    );
+                    return Err(Failure::Interrupted);
+                }
+            }
             for w in report.warnings() {
                 eprintln!("warning: {}: {}", input.name, w.message);
             }
@@ -849,13 +878,43 @@ fn execute(command: Command) -> Result<(), Failure> {
                     write_file(path, &csv)?;
                 }
             }
+            if partial {
+                // Marked where a reader of either form looks first.
+                text = if json {
+                    serq::report::with_field_json(&text, "partial", "true")
+                } else {
+                    format!(
+                        "partial report: interrupted at t = {} of the horizon {}\n{text}",
+                        serq::ir::shown(report.end),
+                        serq::ir::shown(report.horizon)
+                    )
+                };
+            }
             if json {
                 text.push('\n');
             }
             emit(&text);
+            if partial {
+                return Err(Failure::Interrupted);
+            }
             Ok(())
         }
     }
+}
+
+/// The flag a plain `serq run` reads to stop early: the first Ctrl-C sets
+/// it (the run then ends and prints its partial report), a second ends
+/// the process at once. `None` when a handler cannot be set.
+fn interrupt_flag() -> Option<&'static std::sync::atomic::AtomicBool> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+    ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+    })
+    .ok()
+    .map(|()| &INTERRUPTED)
 }
 
 /// The progress bar of `serq run`: simulated time against the horizon, on

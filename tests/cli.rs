@@ -313,3 +313,79 @@ fn a_huge_horizon_is_printed_in_exponent_form_with_the_limit_and_its_reason() {
     let stdout = text(&out.stdout);
     assert!(stdout.contains("horizon 1e300  end 1e300"), "{stdout}");
 }
+
+/// Waits until process `pid` catches SIGINT (its handler is installed),
+/// read from the SigCgt mask of /proc/PID/status (Linux).
+fn wait_for_sigint_handler(pid: u32) {
+    for _ in 0..2000 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let caught = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .unwrap_or(0);
+        if caught & (1 << (libc::SIGINT - 1)) != 0 {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    panic!("process {pid} never caught SIGINT");
+}
+
+/// `serq run ARGS` on a run far too long to finish, stopped by a SIGINT
+/// once it has run a while: its exit status, stdout and stderr.
+fn interrupted_run(args: &[&str]) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_serq"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the serq binary starts");
+    wait_for_sigint_handler(child.id());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: kill(2) on our own child's pid, which has not been reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait_with_output().expect("the run ends")
+}
+
+#[test]
+fn ctrl_c_on_run_prints_the_partial_report_marked_as_such_and_exits_130() {
+    // poisson(0.8) to 1e9 is 8e8 arrivals: minutes, never done in 300 ms.
+    let out = interrupted_run(&["run", "examples/single-turn/mm1.sq", "--horizon", "1e9"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted at t = "), "{stderr}");
+    let mut lines = stdout.lines();
+    let mark = lines.next().unwrap_or_default();
+    assert!(
+        mark.starts_with("partial report: interrupted at t = ")
+            && mark.ends_with("of the horizon 1000000000"),
+        "{stdout}"
+    );
+    // The report's own header: its end is where the run stopped.
+    let header = lines.next().unwrap_or_default();
+    let end: f64 = header
+        .split("  end ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|e| e.parse().ok())
+        .expect("an end in the header");
+    assert!(end > 1000.0 && end < 1e9, "{header}");
+    assert!(stdout.contains("\nsrv "), "{stdout}");
+}
+
+#[test]
+fn ctrl_c_on_run_json_adds_partial_true() {
+    let out = interrupted_run(&[
+        "run",
+        "examples/single-turn/mm1.sq",
+        "--horizon",
+        "1e9",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["partial"], serde_json::Value::Bool(true));
+    assert!(report["end"].as_f64().unwrap() < 1e9);
+}

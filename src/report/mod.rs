@@ -19,7 +19,7 @@ pub use family::{PoolFamily, Spread, StageFamily};
 pub(crate) use json::{WarningJson, warnings_json};
 pub use lookup::ObservationView;
 pub use series::WindowedAverage;
-pub use slo::{Attainment, Bound, Request, Slo, SloError, with_slo_json};
+pub use slo::{Attainment, Bound, Request, Slo, SloError, with_field_json, with_slo_json};
 pub use stability::{Stability, TREND_LAG, TREND_T};
 pub use stats::{Summary, Welford};
 pub use warnings::{
