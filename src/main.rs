@@ -179,6 +179,22 @@ enum Command {
         /// Draw the plot's y on a logarithmic scale.
         #[arg(long, requires = "plot")]
         log_y: bool,
+        /// Draw a dashed horizontal line at this y on the plot, labelled
+        /// `target Y` in its legend (an SLO's bound, say).
+        #[arg(
+            long,
+            value_name = "Y",
+            requires = "plot",
+            allow_negative_numbers = true
+        )]
+        target: Option<f64>,
+        /// The unit of a plot axis, NAME=UNIT (repeatable): NAME a --grid
+        /// parameter (the x axis) or an observation or column (the y
+        /// axis: `response=s` labels `response.p99` too), shown after the
+        /// axis's name, `lam (req/s)`. The language has no units, so the
+        /// plot knows them only from here.
+        #[arg(long, value_name = "NAME=UNIT", requires = "plot", value_parser = parse_unit)]
+        units: Vec<(String, String)>,
         #[command(flatten)]
         slo: SloArgs,
     },
@@ -603,6 +619,18 @@ fn parse_arrivals(text: &str) -> Result<u64, String> {
     }
 }
 
+/// Parses one `--units NAME=UNIT`.
+fn parse_unit(pair: &str) -> Result<(String, String), String> {
+    match pair.split_once('=') {
+        Some((name, unit)) if !name.trim().is_empty() && !unit.trim().is_empty() => {
+            Ok((name.trim().to_string(), unit.trim().to_string()))
+        }
+        _ => Err(format!(
+            "expected NAME=UNIT (e.g. lam=req/s or response=s), found `{pair}`"
+        )),
+    }
+}
+
 /// Parses one `--set NAME=VALUE`.
 fn parse_set(pair: &str) -> Result<(String, f64), String> {
     let Some((name, value)) = pair.split_once('=') else {
@@ -669,6 +697,8 @@ fn execute(command: Command) -> Result<(), Failure> {
             x,
             y,
             log_y,
+            target,
+            units,
             slo,
         } => sweep(SweepArgs {
             file,
@@ -684,6 +714,8 @@ fn execute(command: Command) -> Result<(), Failure> {
             x,
             y,
             log_y,
+            target,
+            units,
             slo: slo.slo(),
         }),
         Command::Search {
@@ -1010,6 +1042,8 @@ struct SweepArgs {
     x: Option<String>,
     y: Option<String>,
     log_y: bool,
+    target: Option<f64>,
+    units: Vec<(String, String)>,
     slo: Option<serq::report::Slo>,
 }
 
@@ -1131,6 +1165,7 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
         ),
         None => None,
     };
+    let (x_unit, y_unit) = plot_units(&args.units, &plan, x.as_deref(), args.y.as_deref())?;
     // The rows a resumed sweep keeps, and the file, cut after its last whole line.
     let mut kept: Vec<Vec<serq::study::Cell>> = Vec::new();
     let mut fresh = true;
@@ -1254,7 +1289,9 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
         rows.extend(result.rows());
         let options = serq::study::PlotOptions {
             log_y: args.log_y,
-            ..Default::default()
+            target: args.target,
+            x_unit,
+            y_unit,
         };
         let svg =
             serq::study::plot_rows(&result.parameters, &result.columns(), &rows, x, y, options)
@@ -1265,6 +1302,53 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
         write_file(path, &svg)?;
     }
     Ok(())
+}
+
+/// The plot's x and y units from `--units NAME=UNIT`: each NAME must be a
+/// grid parameter, an observation or a column; y's unit is its column's,
+/// or else its observation's (`response` for `response.p99`).
+fn plot_units(
+    units: &[(String, String)],
+    plan: &serq::study::SweepPlan,
+    x: Option<&str>,
+    y: Option<&str>,
+) -> Result<(Option<String>, Option<String>), Failure> {
+    let columns = plan.columns();
+    let observations = plan.observations();
+    for (name, _) in units {
+        let known = plan.parameters().contains(name)
+            || observations.contains(name)
+            || columns.contains(name);
+        if !known {
+            let candidates = plan
+                .parameters()
+                .iter()
+                .chain(&observations)
+                .map(String::as_str);
+            let hint = match serq::link::closest(name, candidates) {
+                Some(c) => format!("; did you mean `{c}`?"),
+                None => String::new(),
+            };
+            return Err(Failure::Usage(format!(
+                "--units `{name}` is not a --grid parameter, an observation or a column{hint}"
+            )));
+        }
+    }
+    let unit_of = |name: &str| {
+        units
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, u)| u.clone())
+    };
+    let x_unit = x.and_then(unit_of);
+    let y_unit = y.and_then(|y| {
+        unit_of(y).or_else(|| {
+            y.split_once('.')
+                .and_then(|(observation, _)| unit_of(observation))
+        })
+    });
+    Ok((x_unit, y_unit))
 }
 
 /// Refuses to overwrite a non-empty output file unless asked to resume it
