@@ -68,11 +68,18 @@ enum Command {
         /// Add each observation's samples to the JSON report.
         #[arg(long, requires = "json", conflicts_with = "replications")]
         samples: bool,
-        /// Fold each stage and pool array into one row: its member count
-        /// and each figure's mean over the members (JSON: mean, min and
-        /// max), so a 500-member family is one line, not 500.
-        #[arg(long, conflicts_with = "replications")]
+        /// Fold every stage and pool array into one row: its member count
+        /// and each figure's mean over the members, with the least and
+        /// greatest utilisation (JSON: mean, min and max of every figure),
+        /// so a 500-member family is one line, not 500. Without it the
+        /// text report folds only families of more than 16 members, and
+        /// the JSON report folds none (it keeps every member).
+        #[arg(long, conflicts_with = "members")]
         by_family: bool,
+        /// Print one row per member of every family, however large (the
+        /// text report folds families of more than 16 members otherwise).
+        #[arg(long)]
+        members: bool,
         /// Run R independent replications in parallel and report each
         /// figure's mean across them with a 95% Student-t half-width
         /// (t(0.975, R-1) * s / sqrt(R)). Replication k (0-based) uses seed
@@ -811,10 +818,16 @@ fn execute(command: Command) -> Result<(), Failure> {
             json,
             samples,
             by_family,
+            members,
             replications,
             slo,
             requests,
         } => {
+            let fold = match (by_family, members) {
+                (true, _) => serq::report::Fold::ByFamily,
+                (_, true) => serq::report::Fold::Members,
+                _ => serq::report::Fold::Auto,
+            };
             let input = Input::read(&file.path)?;
             let settings = options.settings();
             let overrides = options.overrides(sets);
@@ -847,10 +860,10 @@ fn execute(command: Command) -> Result<(), Failure> {
                 for w in replicated.warnings(&input.name) {
                     eprintln!("warning: {}: {}", input.name, w.message);
                 }
-                if json {
-                    emit(&format!("{}\n", replicated.to_json()));
-                } else {
-                    emit(&replicated.to_table(&input.name));
+                match (json, by_family) {
+                    (true, false) => emit(&format!("{}\n", replicated.to_json())),
+                    (true, true) => emit(&format!("{}\n", replicated.to_json_by_family())),
+                    (false, _) => emit(&replicated.to_table_folded(&input.name, fold)),
                 }
                 return Ok(());
             }
@@ -895,8 +908,7 @@ fn execute(command: Command) -> Result<(), Failure> {
             let mut text = match (json, by_family) {
                 (true, false) => report.to_json(samples),
                 (true, true) => report.to_json_by_family(samples),
-                (false, false) => report.to_table(),
-                (false, true) => report.to_table_by_family(),
+                (false, _) => report.to_table_folded(fold),
             };
             if let Some(slo) = &slo
                 && let Some(a) = slo.attainment(&report)

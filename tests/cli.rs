@@ -389,3 +389,80 @@ fn ctrl_c_on_run_json_adds_partial_true() {
     assert_eq!(report["partial"], serde_json::Value::Bool(true));
     assert!(report["end"].as_f64().unwrap() < 1e9);
 }
+
+// Output at a thousand nodes: families of more than 16 members fold in
+// text by default; --members shows each, --by-family folds all; JSON keeps
+// every member unless --by-family.
+
+const NIXL: &str = "examples/pd-disaggregation/nixl_pull.sq";
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = serq(args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[test]
+fn a_family_of_more_than_16_members_folds_in_text_unless_members_is_given() {
+    let big = [
+        "run",
+        NIXL,
+        "--set",
+        "NP=20",
+        "--set",
+        "ND=20",
+        "--horizon",
+        "50",
+    ];
+    let folded = stdout_of(&big);
+    assert!(folded.lines().any(|l| l.starts_with("D ×20 ")), "{folded}");
+    assert!(!folded.contains("D[19]"), "{folded}");
+    let every = stdout_of(&[&big[..], &["--members"]].concat());
+    assert!(every.lines().any(|l| l.starts_with("D[19] ")), "{every}");
+    // 8 + 8 members (the default) stay one row per member.
+    let small = stdout_of(&["run", NIXL, "--horizon", "50"]);
+    assert!(small.lines().any(|l| l.starts_with("D[7] ")), "{small}");
+    // JSON never folds without --by-family: the checker reads every member.
+    let json = stdout_of(&[&big[..], &["--json"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let ds = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["name"] == "D")
+        .count();
+    assert_eq!(ds, 20);
+}
+
+#[test]
+fn by_family_combines_with_replications_in_text_and_json() {
+    let args = [
+        "run",
+        NIXL,
+        "--horizon",
+        "50",
+        "--replications",
+        "2",
+        "--by-family",
+    ];
+    let table = stdout_of(&args);
+    assert!(table.lines().any(|l| l.starts_with("D ×8 ")), "{table}");
+    assert!(table.lines().any(|l| l.starts_with("kvD ×8 ")), "{table}");
+    assert!(!table.contains("D[0]"), "{table}");
+    let json = stdout_of(&[&args[..], &["--json"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let d = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "D")
+        .expect("a folded D");
+    assert_eq!(d["members"], 8);
+    let u = &d["utilization"];
+    let (lo, mean, hi) = (
+        u["min"].as_f64().unwrap(),
+        u["mean"].as_f64().unwrap(),
+        u["max"].as_f64().unwrap(),
+    );
+    assert!(lo <= mean && mean <= hi, "{u}");
+}

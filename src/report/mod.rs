@@ -15,7 +15,7 @@ mod stats;
 mod table;
 mod warnings;
 
-pub use family::{PoolFamily, Spread, StageFamily};
+pub use family::{Fold, PoolFamily, Spread, StageFamily};
 pub(crate) use json::{WarningJson, warnings_json};
 pub use lookup::ObservationView;
 pub use series::WindowedAverage;
