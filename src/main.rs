@@ -41,7 +41,8 @@ Examples (from the repository's root; `cargo install --locked --path .` puts ser
 
 Exit status: 0 success, 1 the program's fault (a parse, link or run-time
 error, printed on stderr), 2 a usage error (bad flags, a name a flag gives
-that the program lacks, unreadable file), 130 a sweep or search stopped by Ctrl-C.";
+that the program lacks, unreadable file), 130 stopped by Ctrl-C (a run prints
+its partial report, marked as partial; a sweep keeps the rows written).";
 
 #[derive(Subcommand)]
 enum Command {
@@ -67,11 +68,18 @@ enum Command {
         /// Add each observation's samples to the JSON report.
         #[arg(long, requires = "json", conflicts_with = "replications")]
         samples: bool,
-        /// Fold each stage and pool array into one row: its member count
-        /// and each figure's mean over the members (JSON: mean, min and
-        /// max), so a 500-member family is one line, not 500.
-        #[arg(long, conflicts_with = "replications")]
+        /// Fold every stage and pool array into one row: its member count
+        /// and each figure's mean over the members, with the least and
+        /// greatest utilisation (JSON: mean, min and max of every figure),
+        /// so a 500-member family is one line, not 500. Without it the
+        /// text report folds only families of more than 16 members, and
+        /// the JSON report folds none (it keeps every member).
+        #[arg(long, conflicts_with = "members")]
         by_family: bool,
+        /// Print one row per member of every family, however large (the
+        /// text report folds families of more than 16 members otherwise).
+        #[arg(long)]
+        members: bool,
         /// Run R independent replications in parallel and report each
         /// figure's mean across them with a 95% Student-t half-width
         /// (t(0.975, R-1) * s / sqrt(R)). Replication k (0-based) uses seed
@@ -82,7 +90,7 @@ enum Command {
         /// "growing", "observes": [{"name", "mean", "p50", "p90", "p99"}], "stages": [{"name", "member",
         /// "utilization", "mean_number", "throughput"}], "pools": [{"name",
         /// "member", "mean_used", "mean_wait"}]}, each figure {"n", "mean", "ci"}.
-        #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..))]
         replications: Option<u32>,
         #[command(flatten)]
         slo: SloArgs,
@@ -142,7 +150,7 @@ enum Command {
         #[arg(long, value_name = "NAME=SPEC", value_parser = serq::study::Axis::parse)]
         grid: Vec<serq::study::Axis>,
         /// Replications per point.
-        #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, value_name = "R", default_value_t = 1, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..))]
         replications: u32,
         #[command(flatten)]
         options: RunOptionArgs,
@@ -178,6 +186,22 @@ enum Command {
         /// Draw the plot's y on a logarithmic scale.
         #[arg(long, requires = "plot")]
         log_y: bool,
+        /// Draw a dashed horizontal line at this y on the plot, labelled
+        /// `target Y` in its legend (an SLO's bound, say).
+        #[arg(
+            long,
+            value_name = "Y",
+            requires = "plot",
+            allow_negative_numbers = true
+        )]
+        target: Option<f64>,
+        /// The unit of a plot axis, NAME=UNIT (repeatable): NAME a --grid
+        /// parameter (the x axis) or an observation or column (the y
+        /// axis: `response=s` labels `response.p99` too), shown after the
+        /// axis's name, `lam (req/s)`. The language has no units, so the
+        /// plot knows them only from here.
+        #[arg(long, value_name = "NAME=UNIT", requires = "plot", value_parser = parse_unit)]
+        units: Vec<(String, String)>,
         #[command(flatten)]
         slo: SloArgs,
     },
@@ -508,17 +532,22 @@ fn parse_def(pair: &str) -> Result<(String, String), String> {
 #[derive(Args)]
 struct RunOptionArgs {
     /// Seed of every random stream (replaces `run { seed S; }`); the base
-    /// seed of replications.
-    #[arg(long, value_name = "S")]
+    /// seed of replications. A whole number from 0 to 2^64 - 1.
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seed)]
     seed: Option<u64>,
-    /// Stop before any event later than T (replaces or supplies `horizon`).
-    #[arg(long, value_name = "T")]
+    /// Stop before any event later than T (replaces or supplies
+    /// `horizon`): a finite number above 0. With `poisson(λ)` arrivals,
+    /// λ × T is at most 2^42, so that the clock still resolves the mean
+    /// gap between arrivals at the horizon.
+    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_horizon)]
     horizon: Option<f64>,
-    /// Measure over [T, end] only (replaces `warmup`).
-    #[arg(long, value_name = "T")]
+    /// Measure over [T, end] only (replaces `warmup`): at least 0 and
+    /// below the horizon.
+    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_warmup)]
     warmup: Option<f64>,
-    /// Stop after N open arrivals and end when the last session ends.
-    #[arg(long, value_name = "N")]
+    /// Stop after N open arrivals (N at least 1) and end when the last
+    /// session ends.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_arrivals)]
     arrivals: Option<u64>,
     /// Replay FILE instead of the workload's `trace` file (a relative path
     /// is read from the current directory, not the program's).
@@ -554,6 +583,61 @@ impl RunOptionArgs {
     }
 }
 
+/// Parses `--horizon T`: a finite number above 0 (the horizon against
+/// the workload's rate is the linker's to check).
+fn parse_horizon(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t > 0.0 => Ok(t),
+        Ok(t) => Err(format!(
+            "the horizon must be a finite number above 0, found {}",
+            serq::ir::shown(t)
+        )),
+        Err(_) => Err(format!("expected a number, found `{text}`")),
+    }
+}
+
+/// Parses `--warmup T`: a finite number at least 0 (below the horizon is
+/// checked against the run's horizon when the program links).
+fn parse_warmup(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        Ok(t) => Err(format!(
+            "the warmup must be a finite number at least 0, found {}",
+            serq::ir::shown(t)
+        )),
+        Err(_) => Err(format!("expected a number, found `{text}`")),
+    }
+}
+
+/// Parses `--seed S`: a whole number from 0 to 2^64 - 1.
+fn parse_seed(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("a seed is a whole number from 0 to 2^64 - 1, found `{text}`"))
+}
+
+/// Parses `--arrivals N`: a whole number at least 1.
+fn parse_arrivals(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "the arrivals are a whole number at least 1, found `{text}`"
+        )),
+    }
+}
+
+/// Parses one `--units NAME=UNIT`.
+fn parse_unit(pair: &str) -> Result<(String, String), String> {
+    match pair.split_once('=') {
+        Some((name, unit)) if !name.trim().is_empty() && !unit.trim().is_empty() => {
+            Ok((name.trim().to_string(), unit.trim().to_string()))
+        }
+        _ => Err(format!(
+            "expected NAME=UNIT (e.g. lam=req/s or response=s), found `{pair}`"
+        )),
+    }
+}
+
 /// Parses one `--set NAME=VALUE`.
 fn parse_set(pair: &str) -> Result<(String, f64), String> {
     let Some((name, value)) = pair.split_once('=') else {
@@ -579,6 +663,8 @@ enum Failure {
     Usage(String),
     /// A usage error already printed (diagnostics of a flag's name); exit 2.
     UsageShown,
+    /// Stopped by Ctrl-C, what was done already printed; exit 130.
+    Interrupted,
 }
 
 fn main() -> ExitCode {
@@ -587,6 +673,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Program) => ExitCode::from(1),
         Err(Failure::UsageShown) => ExitCode::from(2),
+        Err(Failure::Interrupted) => ExitCode::from(130),
         Err(Failure::Usage(message)) => {
             eprintln!("error: {message}");
             ExitCode::from(2)
@@ -617,6 +704,8 @@ fn execute(command: Command) -> Result<(), Failure> {
             x,
             y,
             log_y,
+            target,
+            units,
             slo,
         } => sweep(SweepArgs {
             file,
@@ -632,6 +721,8 @@ fn execute(command: Command) -> Result<(), Failure> {
             x,
             y,
             log_y,
+            target,
+            units,
             slo: slo.slo(),
         }),
         Command::Search {
@@ -727,10 +818,16 @@ fn execute(command: Command) -> Result<(), Failure> {
             json,
             samples,
             by_family,
+            members,
             replications,
             slo,
             requests,
         } => {
+            let fold = match (by_family, members) {
+                (true, _) => serq::report::Fold::ByFamily,
+                (_, true) => serq::report::Fold::Members,
+                _ => serq::report::Fold::Auto,
+            };
             let input = Input::read(&file.path)?;
             let settings = options.settings();
             let overrides = options.overrides(sets);
@@ -741,6 +838,13 @@ fn execute(command: Command) -> Result<(), Failure> {
                 check_writable(path)?;
             }
             if let Some(r) = replications {
+                // Replications are reported together: Ctrl-C says so and ends.
+                let _ = ctrlc::set_handler(|| {
+                    eprintln!(
+                        "\ninterrupted: replications report together, so nothing is reported"
+                    );
+                    std::process::exit(130);
+                });
                 let replicated = serq::study::replicate_slo(
                     &program,
                     r as usize,
@@ -756,17 +860,19 @@ fn execute(command: Command) -> Result<(), Failure> {
                 for w in replicated.warnings(&input.name) {
                     eprintln!("warning: {}: {}", input.name, w.message);
                 }
-                if json {
-                    emit(&format!("{}\n", replicated.to_json()));
-                } else {
-                    emit(&replicated.to_table(&input.name));
+                match (json, by_family) {
+                    (true, false) => emit(&format!("{}\n", replicated.to_json())),
+                    (true, true) => emit(&format!("{}\n", replicated.to_json_by_family())),
+                    (false, _) => emit(&replicated.to_table_folded(&input.name, fold)),
                 }
                 return Ok(());
             }
+            let interrupted = interrupt_flag();
             let mut progress = RunProgress::new(program.horizon, !json);
             let mut tick = |now: f64| progress.tick(now);
             let mut options = serq::RunOptions {
                 progress: Some(&mut tick),
+                interrupt: interrupted,
                 strict: settings.strict,
                 ..match &slo {
                     Some(_) => serq::report::Slo::run_options(),
@@ -780,14 +886,29 @@ fn execute(command: Command) -> Result<(), Failure> {
                 Failure::Program
             })?;
             report.source_name = input.name.clone();
+            let partial = interrupted.is_some_and(|i| i.load(std::sync::atomic::Ordering::Relaxed));
+            if partial {
+                eprintln!(
+                    "\ninterrupted at t = {} of the horizon {} ({} events)",
+                    serq::ir::shown(report.end),
+                    serq::ir::shown(report.horizon),
+                    report.events
+                );
+                if report.end <= report.warmup {
+                    eprintln!(
+                        "no report: the run stopped before its warmup ({}) ended",
+                        serq::ir::shown(report.warmup)
+                    );
+                    return Err(Failure::Interrupted);
+                }
+            }
             for w in report.warnings() {
                 eprintln!("warning: {}: {}", input.name, w.message);
             }
             let mut text = match (json, by_family) {
                 (true, false) => report.to_json(samples),
                 (true, true) => report.to_json_by_family(samples),
-                (false, false) => report.to_table(),
-                (false, true) => report.to_table_by_family(),
+                (false, _) => report.to_table_folded(fold),
             };
             if let Some(slo) = &slo
                 && let Some(a) = slo.attainment(&report)
@@ -801,13 +922,43 @@ fn execute(command: Command) -> Result<(), Failure> {
                     write_file(path, &csv)?;
                 }
             }
+            if partial {
+                // Marked where a reader of either form looks first.
+                text = if json {
+                    serq::report::with_field_json(&text, "partial", "true")
+                } else {
+                    format!(
+                        "partial report: interrupted at t = {} of the horizon {}\n{text}",
+                        serq::ir::shown(report.end),
+                        serq::ir::shown(report.horizon)
+                    )
+                };
+            }
             if json {
                 text.push('\n');
             }
             emit(&text);
+            if partial {
+                return Err(Failure::Interrupted);
+            }
             Ok(())
         }
     }
+}
+
+/// The flag a plain `serq run` reads to stop early: the first Ctrl-C sets
+/// it (the run then ends and prints its partial report), a second ends
+/// the process at once. `None` when a handler cannot be set.
+fn interrupt_flag() -> Option<&'static std::sync::atomic::AtomicBool> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+    ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+    })
+    .ok()
+    .map(|()| &INTERRUPTED)
 }
 
 /// The progress bar of `serq run`: simulated time against the horizon, on
@@ -877,7 +1028,7 @@ impl RunProgress {
     /// `t / horizon`, with about six significant digits of the horizon's magnitude.
     fn clock(&self, now: f64) -> String {
         let decimals = (5.0 - self.horizon.log10().floor()).clamp(0.0, 9.0) as usize;
-        format!("{now:.decimals$} / {}", self.horizon)
+        format!("{now:.decimals$} / {}", serq::ir::shown(self.horizon))
     }
 
     /// The run is over: the bar (if any) is cleared before the report prints.
@@ -903,6 +1054,8 @@ struct SweepArgs {
     x: Option<String>,
     y: Option<String>,
     log_y: bool,
+    target: Option<f64>,
+    units: Vec<(String, String)>,
     slo: Option<serq::report::Slo>,
 }
 
@@ -928,15 +1081,14 @@ impl RowSink {
 /// A study's point that did not compile: its diagnostics printed with the
 /// point's values, and the fault blamed on a flag (a `--grid`/`--set`
 /// name the program lacks: exit 2) or on the program (exit 1).
-fn point_failure(point: &[(String, f64)], error: &serq::CompileError) -> Failure {
+fn point_failure(
+    point: &[(String, f64)],
+    error: &serq::CompileError,
+    overrides: &Overrides,
+) -> Failure {
     let at: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
     eprintln!("{error} at {}", at.join(", "));
-    match error {
-        serq::CompileError::Diagnostics { diagnostics, .. } => {
-            blame(diagnostics.iter().all(|d| d.rule == "set-unknown"))
-        }
-        _ => Failure::Program,
-    }
+    blame_compile(error, overrides)
 }
 
 /// The source program a study (`verb`: sweep or search) reads, with its
@@ -1007,7 +1159,9 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
     )
     .map(|plan| plan.with_settings(args.settings))
     .map_err(|e| match &e {
-        serq::study::SweepError::Compile { point, error } => point_failure(point, error),
+        serq::study::SweepError::Compile { point, error } => {
+            point_failure(point, error, &args.overrides)
+        }
         _ => Failure::Usage(format!("{}: {e}", input.name)),
     })?;
     let plan = match args.slo {
@@ -1023,6 +1177,7 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
         ),
         None => None,
     };
+    let (x_unit, y_unit) = plot_units(&args.units, &plan, x.as_deref(), args.y.as_deref())?;
     // The rows a resumed sweep keeps, and the file, cut after its last whole line.
     let mut kept: Vec<Vec<serq::study::Cell>> = Vec::new();
     let mut fresh = true;
@@ -1146,7 +1301,9 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
         rows.extend(result.rows());
         let options = serq::study::PlotOptions {
             log_y: args.log_y,
-            ..Default::default()
+            target: args.target,
+            x_unit,
+            y_unit,
         };
         let svg =
             serq::study::plot_rows(&result.parameters, &result.columns(), &rows, x, y, options)
@@ -1157,6 +1314,53 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
         write_file(path, &svg)?;
     }
     Ok(())
+}
+
+/// The plot's x and y units from `--units NAME=UNIT`: each NAME must be a
+/// grid parameter, an observation or a column; y's unit is its column's,
+/// or else its observation's (`response` for `response.p99`).
+fn plot_units(
+    units: &[(String, String)],
+    plan: &serq::study::SweepPlan,
+    x: Option<&str>,
+    y: Option<&str>,
+) -> Result<(Option<String>, Option<String>), Failure> {
+    let columns = plan.columns();
+    let observations = plan.observations();
+    for (name, _) in units {
+        let known = plan.parameters().contains(name)
+            || observations.contains(name)
+            || columns.contains(name);
+        if !known {
+            let candidates = plan
+                .parameters()
+                .iter()
+                .chain(&observations)
+                .map(String::as_str);
+            let hint = match serq::link::closest(name, candidates) {
+                Some(c) => format!("; did you mean `{c}`?"),
+                None => String::new(),
+            };
+            return Err(Failure::Usage(format!(
+                "--units `{name}` is not a --grid parameter, an observation or a column{hint}"
+            )));
+        }
+    }
+    let unit_of = |name: &str| {
+        units
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, u)| u.clone())
+    };
+    let x_unit = x.and_then(unit_of);
+    let y_unit = y.and_then(|y| {
+        unit_of(y).or_else(|| {
+            y.split_once('.')
+                .and_then(|(observation, _)| unit_of(observation))
+        })
+    });
+    Ok((x_unit, y_unit))
 }
 
 /// Refuses to overwrite a non-empty output file unless asked to resume it
@@ -1205,7 +1409,9 @@ fn search(args: SearchArgs) -> Result<(), Failure> {
     let plan =
         serq::study::SearchPlan::new(&input.text, Some(&input.path), &args.overrides, args.spec)
             .map_err(|e| match &e {
-                serq::study::SearchError::Compile { point, error } => point_failure(point, error),
+                serq::study::SearchError::Compile { point, error } => {
+                    point_failure(point, error, &args.overrides)
+                }
                 _ => Failure::Usage(format!("{}: {e}", input.name)),
             })?;
     let mut replay = Vec::new();
@@ -1384,19 +1590,21 @@ impl Input {
                         eprintln!("  = help: {help}");
                     }
                 }
-                blame(errors.iter().all(|e| e.rule == "set-unknown"))
+                let run_flags = overrides.horizon.is_some()
+                    || overrides.warmup.is_some()
+                    || overrides.arrivals.is_some();
+                blame(
+                    errors
+                        .iter()
+                        .all(|e| e.rule == "set-unknown" || (e.rule == "run-options" && run_flags)),
+                )
             })
         } else {
             // From the file's path: `use` and a relative `trace` resolve beside it.
             let program =
                 serq::compile_text_at(&self.text, &self.path, overrides).map_err(|e| {
                     eprintln!("{e}");
-                    match &e {
-                        serq::CompileError::Diagnostics { diagnostics, .. } => {
-                            blame(diagnostics.iter().all(|d| d.rule == "set-unknown"))
-                        }
-                        _ => Failure::Program,
-                    }
+                    blame_compile(&e, overrides)
                 })?;
             // The lints' warnings, on stderr: the exit status and the report stay.
             eprint!("{}", serq::lint_text_at(&self.text, &self.path, overrides));
@@ -1413,7 +1621,23 @@ impl Input {
 }
 
 /// The failure of a compilation already printed: a usage error (exit 2)
-/// when every fault is a name given by a flag that the program lacks.
+/// when every fault is a flag's (a name given by a flag that the program
+/// lacks, or a `--horizon`, `--warmup` or `--arrivals` at odds with the
+/// run's other settings); the program's (exit 1) otherwise, a `--set`
+/// that makes it fail to link included.
+fn blame_compile(error: &serq::CompileError, overrides: &Overrides) -> Failure {
+    match error {
+        serq::CompileError::Diagnostics { diagnostics, .. } => blame(
+            diagnostics
+                .iter()
+                .all(|d| d.rule == "set-unknown" || serq::link::blames_flags(d, overrides)),
+        ),
+        _ => Failure::Program,
+    }
+}
+
+/// The failure of a compilation already printed: a usage error (exit 2)
+/// when `only_flags`, the program's fault (exit 1) otherwise.
 fn blame(only_flags: bool) -> Failure {
     if only_flags {
         Failure::UsageShown
@@ -1434,7 +1658,7 @@ fn summary(program: &Program) -> String {
     if let Some(share) = program.share {
         parts.push(format!("share {}", share.word()));
     }
-    parts.push(format!("horizon {}", program.horizon));
+    parts.push(format!("horizon {}", serq::ir::shown(program.horizon)));
     parts.join(", ")
 }
 

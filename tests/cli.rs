@@ -207,3 +207,262 @@ fn a_name_a_flag_gives_that_the_program_lacks_is_a_usage_error_everywhere() {
     let out = serq(&["check", &bad, "--set", "lam=2"]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+// Flag values: one bad in itself or against the run's other settings is a
+// usage error (exit 2) naming the flag; a `--set` that breaks the program
+// is the program's fault (exit 1).
+
+#[test]
+fn a_negative_horizon_is_a_usage_error_naming_the_flag_in_either_spelling() {
+    for args in [["--horizon=-5", ""], ["--horizon", "-5"]] {
+        let mut all = vec!["run", "examples/single-turn/mm1.sq"];
+        all.extend(args.iter().filter(|a| !a.is_empty()));
+        let out = serq(&all);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("--horizon") && stderr.contains("above 0"),
+            "{stderr}"
+        );
+        // Not clap's tip for a value that looks like a flag.
+        assert!(!stderr.contains("-- -5"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_horizon_that_is_nan_or_not_a_number_exits_2_naming_the_flag() {
+    for value in ["nan", "abc", "inf"] {
+        let out = serq(&["run", "examples/single-turn/mm1.sq", "--horizon", value]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{value}: {stderr}");
+        assert!(stderr.contains("'--horizon <T>'"), "{stderr}");
+    }
+}
+
+#[test]
+fn negative_seeds_warmups_and_replications_are_refused_by_their_flag() {
+    for (flag, value) in [
+        ("--seed", "-1"),
+        ("--warmup", "-1"),
+        ("--arrivals", "0"),
+        ("--replications", "-1"),
+    ] {
+        let out = serq(&["run", "examples/single-turn/mm1.sq", flag, value]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {stderr}");
+        assert!(stderr.contains(&format!("'{flag} <")), "{stderr}");
+        assert!(!stderr.contains("tip:"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_warmup_flag_beyond_the_programs_horizon_is_a_usage_error() {
+    // mm1.sq runs to horizon 20000.
+    let out = serq(&["run", "examples/single-turn/mm1.sq", "--warmup", "30000"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("(with `--warmup 30000`)") && stderr.contains("below the horizon 20000"),
+        "{stderr}"
+    );
+    // The same from a sweep, before any run.
+    let out = serq(&[
+        "sweep",
+        "examples/pd-disaggregation/capacity.sq",
+        "--grid",
+        "lam=4,8",
+        "--warmup",
+        "1e9",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_set_that_makes_the_run_block_invalid_is_the_programs_fault() {
+    let file = scratch(
+        "horizon_let.sq",
+        "let H = 10;\nstage s : delay;\nworkload { arrive batch(1); }\nsession { run s (1); }\nrun { horizon H; }\n",
+    );
+    let out = serq(&["run", &file, "--set", "H=-5"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("horizon -5"), "{stderr}");
+}
+
+#[test]
+fn a_huge_horizon_is_printed_in_exponent_form_with_the_limit_and_its_reason() {
+    // poisson(0.8) × 1e300 is far above 2^42 expected arrivals.
+    let out = serq(&["run", "examples/single-turn/mm1.sq", "--horizon", "1e300"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("`--horizon 1e300`"), "{stderr}");
+    assert!(
+        stderr.contains("rate × horizon is at most 2^42"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("0000000000000000"), "{stderr}");
+    // A closed workload has no such limit: its header shows 1e300 too.
+    let out = serq(&[
+        "run",
+        "examples/pd-disaggregation/after.sq",
+        "--horizon",
+        "1e300",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("horizon 1e300  end 1e300"), "{stdout}");
+}
+
+/// Waits until process `pid` catches SIGINT (its handler is installed),
+/// read from the SigCgt mask of /proc/PID/status (Linux).
+fn wait_for_sigint_handler(pid: u32) {
+    for _ in 0..2000 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let caught = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .unwrap_or(0);
+        if caught & (1 << (libc::SIGINT - 1)) != 0 {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    panic!("process {pid} never caught SIGINT");
+}
+
+/// `serq run ARGS` on a run far too long to finish, stopped by a SIGINT
+/// once it has run a while: its exit status, stdout and stderr.
+fn interrupted_run(args: &[&str]) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_serq"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the serq binary starts");
+    wait_for_sigint_handler(child.id());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: kill(2) on our own child's pid, which has not been reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait_with_output().expect("the run ends")
+}
+
+#[test]
+fn ctrl_c_on_run_prints_the_partial_report_marked_as_such_and_exits_130() {
+    // poisson(0.8) to 1e9 is 8e8 arrivals: minutes, never done in 300 ms.
+    let out = interrupted_run(&["run", "examples/single-turn/mm1.sq", "--horizon", "1e9"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted at t = "), "{stderr}");
+    let mut lines = stdout.lines();
+    let mark = lines.next().unwrap_or_default();
+    assert!(
+        mark.starts_with("partial report: interrupted at t = ")
+            && mark.ends_with("of the horizon 1000000000"),
+        "{stdout}"
+    );
+    // The report's own header: its end is where the run stopped.
+    let header = lines.next().unwrap_or_default();
+    let end: f64 = header
+        .split("  end ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|e| e.parse().ok())
+        .expect("an end in the header");
+    assert!(end > 1000.0 && end < 1e9, "{header}");
+    assert!(stdout.contains("\nsrv "), "{stdout}");
+}
+
+#[test]
+fn ctrl_c_on_run_json_adds_partial_true() {
+    let out = interrupted_run(&[
+        "run",
+        "examples/single-turn/mm1.sq",
+        "--horizon",
+        "1e9",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["partial"], serde_json::Value::Bool(true));
+    assert!(report["end"].as_f64().unwrap() < 1e9);
+}
+
+// Output at a thousand nodes: families of more than 16 members fold in
+// text by default; --members shows each, --by-family folds all; JSON keeps
+// every member unless --by-family.
+
+const NIXL: &str = "examples/pd-disaggregation/nixl_pull.sq";
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = serq(args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[test]
+fn a_family_of_more_than_16_members_folds_in_text_unless_members_is_given() {
+    let big = [
+        "run",
+        NIXL,
+        "--set",
+        "NP=20",
+        "--set",
+        "ND=20",
+        "--horizon",
+        "50",
+    ];
+    let folded = stdout_of(&big);
+    assert!(folded.lines().any(|l| l.starts_with("D ×20 ")), "{folded}");
+    assert!(!folded.contains("D[19]"), "{folded}");
+    let every = stdout_of(&[&big[..], &["--members"]].concat());
+    assert!(every.lines().any(|l| l.starts_with("D[19] ")), "{every}");
+    // 8 + 8 members (the default) stay one row per member.
+    let small = stdout_of(&["run", NIXL, "--horizon", "50"]);
+    assert!(small.lines().any(|l| l.starts_with("D[7] ")), "{small}");
+    // JSON never folds without --by-family: the checker reads every member.
+    let json = stdout_of(&[&big[..], &["--json"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let ds = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["name"] == "D")
+        .count();
+    assert_eq!(ds, 20);
+}
+
+#[test]
+fn by_family_combines_with_replications_in_text_and_json() {
+    let args = [
+        "run",
+        NIXL,
+        "--horizon",
+        "50",
+        "--replications",
+        "2",
+        "--by-family",
+    ];
+    let table = stdout_of(&args);
+    assert!(table.lines().any(|l| l.starts_with("D ×8 ")), "{table}");
+    assert!(table.lines().any(|l| l.starts_with("kvD ×8 ")), "{table}");
+    assert!(!table.contains("D[0]"), "{table}");
+    let json = stdout_of(&[&args[..], &["--json"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let d = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "D")
+        .expect("a folded D");
+    assert_eq!(d["members"], 8);
+    let u = &d["utilization"];
+    let (lo, mean, hi) = (
+        u["min"].as_f64().unwrap(),
+        u["mean"].as_f64().unwrap(),
+        u["max"].as_f64().unwrap(),
+    );
+    assert!(lo <= mean && mean <= hi, "{u}");
+}

@@ -14,7 +14,16 @@ run { horizon 2000; warmup 100; }
 ";
 
 fn plot() -> String {
-    let dir = std::env::temp_dir().join(format!("serq-plot-{}", std::process::id()));
+    plot_with("plain", "response", &[]).expect("the plot is drawn")
+}
+
+/// The plot of `y` in PROGRAM's sweep with `extra` flags (in a directory of its own,
+/// `name`), or the failed command's exit status and stderr.
+fn plot_with(name: &str, y: &str, extra: &[&str]) -> Result<String, (Option<i32>, String)> {
+    // A directory per call: two tests may draw the same `name` at once.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("serq-plot-{}-{name}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     std::fs::write(dir.join("p.sq"), PROGRAM).expect("writable");
     let out = Command::new(env!("CARGO_BIN_EXE_serq"))
@@ -27,17 +36,19 @@ fn plot() -> String {
             "--grid",
             "N=1,2",
         ])
-        .args(["--plot", "p.svg", "--y", "response"])
+        .args(["--plot", "p.svg", "--y", y])
+        .args(extra)
         .output()
         .expect("serq runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let svg = std::fs::read_to_string(dir.join("p.svg")).expect("the plot is written");
+    let svg = std::fs::read_to_string(dir.join("p.svg"));
     let _ = std::fs::remove_dir_all(&dir);
-    svg
+    if !out.status.success() {
+        return Err((
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ));
+    }
+    Ok(svg.expect("the plot is written"))
 }
 
 /// The y of the `<text>` element whose content is `content`.
@@ -71,4 +82,38 @@ fn the_legend_stands_below_the_chart_and_no_line_is_the_unstable_red() {
         2,
         "the ring and its legend swatch"
     );
+}
+
+#[test]
+fn a_target_line_is_drawn_and_named_in_the_legend() {
+    let svg = plot_with("target", "response", &["--target", "2.5"]).expect("the plot is drawn");
+    assert!(text_y(&svg, "target 2.5").is_some(), "{svg}");
+    // Dashed: the target's grey, rgb(60,60,60), in a dashed stroke.
+    assert!(
+        svg.contains("#3C3C3C") || svg.contains("rgb(60,60,60)"),
+        "{svg}"
+    );
+    assert!(!plot().contains("target"));
+}
+
+#[test]
+fn units_label_the_axes_and_an_observations_unit_labels_its_percentiles() {
+    let svg = plot_with(
+        "units",
+        "response",
+        &["--units", "lam=req/s", "--units", "response=s"],
+    )
+    .expect("the plot is drawn");
+    assert!(text_y(&svg, "lam (req/s)").is_some(), "{svg}");
+    assert!(text_y(&svg, "mean response (s)").is_some(), "{svg}");
+    // `response.p99` is labelled with `response`'s unit.
+    let svg = plot_with("p99", "response.p99", &["--units", "response=s"]);
+    assert!(svg.is_ok_and(|svg| text_y(&svg, "response.p99 (s)").is_some()));
+}
+
+#[test]
+fn a_unit_for_a_name_the_sweep_lacks_is_a_usage_error_before_any_run() {
+    let (code, stderr) = plot_with("bad-unit", "response", &["--units", "lamb=req/s"]).unwrap_err();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("did you mean `lam`?"), "{stderr}");
 }

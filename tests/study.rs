@@ -551,6 +551,70 @@ fn resume_refuses_a_file_of_another_sweep() {
 }
 
 #[test]
+fn a_resume_mismatch_names_the_first_differing_column_not_both_headers() {
+    let path = program_file("slow_column.sq", SLOW);
+    let other = path.with_file_name("slow_column.csv");
+    // SLOW's columns begin H,replications,stable,warnings,response.mean.
+    let file = "H,replications,stable,warnings,latency.mean\n";
+    std::fs::write(&other, file).unwrap();
+    let out = resume(&path, &other);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("column 5 is `latency.mean`, where this sweep has `response.mean`"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("srv.util"), "{err}");
+    // A header cut short names the column that should come next.
+    std::fs::write(&other, "H,replications\n").unwrap();
+    let err = String::from_utf8_lossy(&resume(&path, &other).stderr).into_owned();
+    assert!(
+        err.contains("it ends after 2 columns, where this sweep goes on with `stable`"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "H,replications\n");
+}
+
+#[test]
+fn a_jsonl_resume_mismatch_names_the_missing_column() {
+    let path = program_file("slow_key.sq", SLOW);
+    let other = path.with_file_name("slow_key.jsonl");
+    std::fs::write(&other, "{\"H\":20000,\"replications\":1}\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_serq"))
+        .args(["sweep", "--resume", "--format", "jsonl", "--out"])
+        .arg(&other)
+        .args(SLOW_GRID)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("line 1 is not a row of this sweep: it has no `stable`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn force_with_resume_is_a_usage_error_and_leaves_the_file() {
+    let path = program_file("slow_force.sq", SLOW);
+    let other = path.with_file_name("slow_force.csv");
+    std::fs::write(&other, "H,replications\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_serq"))
+        .args(["sweep", "--resume", "--force", "--out"])
+        .arg(&other)
+        .args(SLOW_GRID)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--force and --resume"), "{err}");
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "H,replications\n");
+}
+
+#[test]
 fn ctrl_c_stops_a_sweep_and_says_how_many_points_were_written() {
     let path = program_file("slow_int.sq", SLOW);
     let out = path.with_file_name("slow_int.csv");

@@ -18,7 +18,8 @@ The API is pyserq 0.1.0's (``compile``, ``run``, ``Program``, ``Report``,
     [1.0, 2.0]
 
 Errors raise ``CompileError`` or ``RunError``, both ``ValueError``s whose
-text is the diagnostic serq's CLI prints.
+text is the diagnostic serq's CLI prints; Ctrl-C during a study raises
+``Interrupted``, a ``KeyboardInterrupt`` holding the rows already done.
 """
 
 from ._serq import (
@@ -37,12 +38,13 @@ from ._serq import (
     read_trace,
     run,
 )
-from ._study import replicate, search, sweep
+from ._study import Interrupted, replicate, search, sweep
 
 __all__ = [
     "IR_VERSION",
     "REPORT_VERSION",
     "CompileError",
+    "Interrupted",
     "Observe",
     "Pool",
     "Program",

@@ -20,6 +20,21 @@ Row = Dict[str, Union[None, bool, float]]
 GridValues = Union[str, Real, Iterable[Real]]
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a study: no new point started, and the replications
+    running stopped. ``rows`` holds the rows of the points that finished
+    (in grid order, those an ``out=`` file kept first; a DataFrame with
+    ``frame=True``), which an ``out=`` file holds too, so that
+    ``resume=True`` runs only the rest. A ``KeyboardInterrupt``, so code
+    that catches that still does."""
+
+    def __init__(self, rows: Any, done: int, total: int) -> None:
+        super().__init__(f"interrupted: {done} of {total} points done")
+        self.rows = rows
+        self.done = done
+        self.total = total
+
+
 def replicate(
     program: _serq.Program,
     replications: int = 1,
@@ -52,7 +67,7 @@ def replicate(
     (docs/report.md §10); it runs on the local executor only.
     """
     plan = _serq.Plan.of_program(program, _replications(replications), strict, _bounds(slo))
-    return _output(_rows(plan, executor), {"replications", "warnings"}, frame)
+    return _study(plan, executor, _serq.Plan.output(plan), {"replications", "warnings"}, frame)
 
 
 def sweep(
@@ -70,6 +85,10 @@ def sweep(
     slo: Optional[Union[str, Sequence[str]]] = None,
     frame: bool = False,
     strict: bool = False,
+    out: Optional[Union[str, "os.PathLike[str]"]] = None,
+    format: str = "csv",
+    resume: bool = False,
+    force: bool = False,
 ) -> Any:
     """Run a program at every point of a grid of its ``let`` constants,
     ``replications`` times each, and return one row per point with the
@@ -86,7 +105,21 @@ def sweep(
     point; a grid name wins over a ``sets`` entry of the same name.
 
     ``executor``, ``frame``, ``strict`` and ``slo`` as for ``replicate``.
+
+    ``out``: a file the rows are written to as the points complete (in
+    grid order, each row flushed whole), as ``serq sweep --out`` writes it
+    (``format``: ``"csv"`` or ``"jsonl"``). A non-empty ``out`` is refused
+    (``ValueError``, the file untouched) unless ``resume=True`` (its rows,
+    checked to be this grid's first points, are kept and only the rest
+    run) or ``force=True`` (it is overwritten); both at once is an error.
+
+    Ctrl-C stops the sweep promptly, whatever the executor: no new point
+    starts, the replications running stop (on Ray and Dask, those not
+    started are cancelled), and ``Interrupted`` (a ``KeyboardInterrupt``)
+    is raised with the finished rows in ``.rows``.
     """
+    if format not in ("csv", "jsonl"):
+        raise ValueError(f'format must be "csv" or "jsonl", not {format!r}')
     count = _replications(replications)
     source, origin = _program_text(path_or_source)
     parsed = [_axis(axis, values) for axis, values in grid.items()]
@@ -107,7 +140,8 @@ def sweep(
         warmup=warmup,
         arrivals=arrivals,
     )
-    return _output(_rows(plan, executor), whole, frame)
+    output = plan.output(os.fspath(out) if out is not None else None, format == "jsonl", resume, force)
+    return _study(plan, executor, output, whole, frame)
 
 
 def search(
@@ -203,15 +237,49 @@ def _bounds(slo: Optional[Union[str, Sequence[str]]]) -> Optional[List[str]]:
     return [slo] if isinstance(slo, str) else list(slo)
 
 
-def _rows(plan: _serq.Plan, executor: Any) -> Tuple[List[str], List[List[Any]]]:
-    """The plan's columns and rows, its replications run by ``executor``
-    (every point's replications in order, points in grid order)."""
-    if _executors.is_local(executor):
-        return plan.run()
-    if plan.has_slo:
+def _study(plan: _serq.Plan, executor: Any, output: _serq.RowsOut, whole: set, frame: bool) -> Any:
+    """Runs the points ``output`` lacks on ``executor``, each point's row
+    added to ``output`` as it and every point before it are done; the
+    rows, or ``Interrupted`` with those done."""
+    if not _executors.is_local(executor) and plan.has_slo:
         raise ValueError("slo= runs on the local executor only (executor=None); use serq.search on a cluster")
-    jobs = [(program, k) for program in plan.programs() for k in range(plan.replications)]
-    return plan.gather(_executors.run_replications(executor, jobs, plan.strict))
+    total = len(plan.programs())
+    if _executors.is_local(executor):
+        interrupted = output.run()
+    else:
+        interrupted = _run_elsewhere(plan, executor, output)
+    rows = _output(output.rows(), whole, frame)
+    if interrupted:
+        raise Interrupted(rows, output.done, total)
+    return rows
+
+
+def _run_elsewhere(plan: _serq.Plan, executor: Any, output: _serq.RowsOut) -> bool:
+    """Runs the points ``output`` lacks on a Ray, Dask or futures
+    executor, adding each point once its replications are in (points in
+    grid order). Ctrl-C cancels the replications not yet finished and
+    returns ``True``; a run-time error cancels them and raises."""
+    r = plan.replications
+    programs = plan.programs()
+    start = output.done
+    jobs = [(programs[p], k) for p in range(start, len(programs)) for k in range(r)]
+    outcomes: List[Any] = [None] * len(jobs)
+    next_point = 0
+    stream = _executors.stream_replications(executor, jobs, plan.strict)
+    try:
+        for index, outcome in stream:
+            outcomes[index] = outcome
+            while next_point * r < len(jobs):
+                chunk = outcomes[next_point * r : (next_point + 1) * r]
+                if any(o is None for o in chunk):
+                    break
+                output.point(start + next_point, chunk)
+                next_point += 1
+    except KeyboardInterrupt:
+        return True
+    finally:
+        stream.close()
+    return False
 
 
 def _replications(replications: int) -> int:

@@ -40,6 +40,7 @@ fn _serq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<rng::Rng>()?;
     m.add_class::<study::Replication>()?;
     m.add_class::<study::Plan>()?;
+    m.add_class::<study::RowsOut>()?;
     m.add_function(wrap_pyfunction!(program::compile, m)?)?;
     m.add_function(wrap_pyfunction!(program::run, m)?)?;
     m.add_function(wrap_pyfunction!(program::read_trace, m)?)?;

@@ -160,6 +160,169 @@ fn compile_error(e: SweepError) -> PyErr {
     }
 }
 
+/// A study's `out=` file opened with `serq sweep --out`'s rules: a
+/// non-empty file is refused unless `resume` (its rows, read by `read`,
+/// are kept and the file cut after its last whole line) or `force` (it
+/// is overwritten); a fresh CSV file gets `header`. Returns the file, at
+/// its end, and what `read` found (`T::default()` when fresh).
+fn open_out<T: Default>(
+    path: &std::path::Path,
+    (resume, force): (bool, bool),
+    header: Option<&str>,
+    what: &str,
+    read: impl FnOnce(&str) -> Result<T, String>,
+) -> PyResult<(std::fs::File, T)> {
+    use std::io::Write;
+    let cannot = |e: std::io::Error| {
+        PyValueError::new_err(format!("cannot write `{}`: {e}", path.display()))
+    };
+    if resume && force {
+        return Err(PyValueError::new_err(
+            "force and resume contradict each other: resume keeps the rows in out, force discards them",
+        ));
+    }
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    if !text.is_empty() && !resume && !force {
+        return Err(PyValueError::new_err(format!(
+            "`{}` is not empty: pass resume=True to continue it, or force=True to overwrite it",
+            path.display()
+        )));
+    }
+    let mut kept = T::default();
+    let mut fresh = true;
+    if resume && !text.is_empty() {
+        kept = read(&text).map_err(|e| {
+            PyValueError::new_err(format!(
+                "resume: `{}` is not an interrupted run of this {what}: {e}",
+                path.display()
+            ))
+        })?;
+        let whole = text.rfind('\n').map_or(0, |i| i + 1);
+        fresh = whole == 0;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(whole as u64))
+            .map_err(cannot)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(!fresh)
+        .write(true)
+        .truncate(fresh)
+        .open(path)
+        .map_err(cannot)?;
+    if let (true, Some(header)) = (fresh, header) {
+        file.write_all(header.as_bytes()).map_err(cannot)?;
+    }
+    Ok((file, kept))
+}
+
+/// Where a sweep's rows go as its points complete: the rows so far (those
+/// an `out=` file kept first) and that file, each row written and flushed
+/// whole, so an interrupted sweep leaves the points done.
+#[pyclass(module = "serq._serq")]
+pub struct RowsOut {
+    plan: Py<Plan>,
+    file: Option<std::fs::File>,
+    jsonl: bool,
+    rows: Vec<Vec<Cell>>,
+}
+
+impl RowsOut {
+    /// Adds `point`'s row, writing it to the file if there is one.
+    fn push(&mut self, plan: &SweepPlan, point: &serq::study::SweepPoint) -> std::io::Result<()> {
+        use std::io::Write;
+        if let Some(f) = self.file.as_mut() {
+            let line = if self.jsonl {
+                plan.jsonl_line(point)
+            } else {
+                plan.csv_line(point)
+            };
+            f.write_all(line.as_bytes())?;
+            f.flush()?;
+        }
+        self.rows.push(plan.row(point));
+        Ok(())
+    }
+
+    fn rows_of<'py>(&self, py: Python<'py>) -> PyResult<Rows<'py>> {
+        let rows = self
+            .rows
+            .iter()
+            .map(|row| row.iter().map(|&c| cell(py, c)).collect())
+            .collect::<PyResult<_>>()?;
+        Ok((self.plan.get().plan.columns(), rows))
+    }
+}
+
+#[pymethods]
+impl RowsOut {
+    /// The points done: those the file kept, and those added since.
+    #[getter]
+    fn done(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// The columns and every row so far.
+    fn rows<'py>(&self, py: Python<'py>) -> PyResult<Rows<'py>> {
+        self.rows_of(py)
+    }
+
+    /// Adds point `p` (the next one: `done`) from its replications run
+    /// elsewhere, in order; raises `RunError` on the first that failed.
+    fn point(
+        &mut self,
+        py: Python<'_>,
+        p: usize,
+        outcomes: Vec<PyRef<'_, Replication>>,
+    ) -> PyResult<()> {
+        let owner = self.plan.clone_ref(py);
+        let plan = owner.get();
+        if p != self.rows.len() || p >= plan.plan.len() {
+            return Err(PyValueError::new_err(format!(
+                "point {p} out of order: {} points of {} are done",
+                self.rows.len(),
+                plan.plan.len()
+            )));
+        }
+        let reports = outcomes.iter().map(|r| r.outcome.clone()).collect();
+        let point = plan.plan.point(p, reports).map_err(|e| plan.error(e))?;
+        self.push(&plan.plan, &point)
+            .map_err(|e| PyValueError::new_err(format!("cannot write the rows: {e}")))
+    }
+
+    /// Runs the points not done on all local cores, the GIL released,
+    /// checking for Ctrl-C (Python's signal handlers) at least every 50 ms:
+    /// then no new replication starts, those running stop, and `True` is
+    /// returned (`False` when every point ran). A run-time error raises
+    /// `RunError`, the points before it kept.
+    fn run(&mut self, py: Python<'_>) -> PyResult<bool> {
+        let owner = self.plan.clone_ref(py);
+        let plan = owner.get();
+        let mut interrupted = false;
+        let mut write_error = None;
+        let from = self.rows.len();
+        let result = py.detach(|| {
+            let mut keep_going = || {
+                interrupted |= Python::attach(|py| py.check_signals()).is_err();
+                !interrupted
+            };
+            plan.plan
+                .run_watched(from, &|| {}, &mut keep_going, &mut |point| {
+                    if let Err(e) = self.push(&plan.plan, point) {
+                        write_error.get_or_insert(e);
+                    }
+                })
+        });
+        if let Some(e) = write_error {
+            return Err(PyValueError::new_err(format!("cannot write the rows: {e}")));
+        }
+        result.map_err(|e| plan.error(e))?;
+        Ok(interrupted)
+    }
+}
+
 #[pymethods]
 impl Plan {
     /// `Plan(source, origin, name, axes, replications, **overrides)`:
@@ -252,6 +415,39 @@ impl Plan {
                 source: self.source.clone(),
             })
             .collect()
+    }
+
+    /// `plan.output(out=None, jsonl=False, resume=False, force=False)`:
+    /// where the rows go, `out` a file with `serq sweep --out`'s rules.
+    #[pyo3(signature = (out=None, jsonl=false, resume=false, force=false))]
+    fn output(
+        slf: &Bound<'_, Plan>,
+        out: Option<PathBuf>,
+        jsonl: bool,
+        resume: bool,
+        force: bool,
+    ) -> PyResult<RowsOut> {
+        let plan = slf.get();
+        let (file, rows) = match &out {
+            Some(path) => {
+                let header = plan.plan.csv_header();
+                let (file, rows) = open_out(
+                    path,
+                    (resume, force),
+                    (!jsonl).then_some(header.as_str()),
+                    "sweep",
+                    |text| plan.plan.read_rows(text, jsonl),
+                )?;
+                (Some(file), rows)
+            }
+            None => (None, Vec::new()),
+        };
+        Ok(RowsOut {
+            plan: slf.clone().unbind(),
+            file,
+            jsonl,
+            rows,
+        })
     }
 
     /// Every point's replications on all cores, as rows.
@@ -394,51 +590,15 @@ pub fn search<'py>(
     let mut replay = Vec::new();
     let mut file: Option<std::fs::File> = None;
     if let Some(path) = &out {
-        if resume && force {
-            return Err(PyValueError::new_err(
-                "force and resume contradict each other: resume keeps the rows in out, force discards them",
-            ));
-        }
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        if !text.is_empty() && !resume && !force {
-            return Err(PyValueError::new_err(format!(
-                "`{}` is not empty: pass resume=True to continue it, or force=True to overwrite it",
-                path.display()
-            )));
-        }
-        let mut fresh = true;
-        if resume && !text.is_empty() {
-            replay = plan.read_probes(&text, jsonl).map_err(|e| {
-                PyValueError::new_err(format!(
-                    "resume: `{}` is not an interrupted run of this search: {e}",
-                    path.display()
-                ))
-            })?;
-            let whole = text.rfind('\n').map_or(0, |i| i + 1);
-            fresh = whole == 0;
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .and_then(|f| f.set_len(whole as u64))
-                .map_err(|e| {
-                    PyValueError::new_err(format!("cannot write `{}`: {e}", path.display()))
-                })?;
-        }
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(!fresh)
-            .write(true)
-            .truncate(fresh)
-            .open(path)
-            .map_err(|e| {
-                PyValueError::new_err(format!("cannot write `{}`: {e}", path.display()))
-            })?;
-        if fresh && !jsonl {
-            use std::io::Write;
-            f.write_all(plan.csv_header().as_bytes()).map_err(|e| {
-                PyValueError::new_err(format!("cannot write `{}`: {e}", path.display()))
-            })?;
-        }
+        let header = plan.csv_header();
+        let (f, probes) = open_out(
+            path,
+            (resume, force),
+            (!jsonl).then_some(header.as_str()),
+            "search",
+            |text| plan.read_probes(text, jsonl),
+        )?;
+        replay = probes;
         file = Some(f);
     }
     let mut write_error: Option<std::io::Error> = None;

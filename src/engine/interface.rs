@@ -113,6 +113,10 @@ pub struct RunOptions<'a> {
     /// (never per event); a caller that draws a progress bar reads the wall
     /// clock here, not in the loop.
     pub progress: Option<&'a mut dyn FnMut(f64)>,
+    /// Read as often as `progress` is called: once it holds `true` (a
+    /// Ctrl-C handler sets it), the run ends at the current clock and
+    /// reports what it measured so far, its `end` below the horizon.
+    pub interrupt: Option<&'a std::sync::atomic::AtomicBool>,
     /// Stop with a [`RunError`] (naming the cap and `events`) instead of
     /// taking more than this many events.
     pub max_events: Option<u64>,
@@ -142,6 +146,7 @@ impl std::fmt::Debug for RunOptions<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RunOptions")
             .field("progress", &self.progress.is_some())
+            .field("interrupt", &self.interrupt.is_some())
             .field("max_events", &self.max_events)
             .field("check_invariants", &self.check_invariants)
             .field("provenance", &self.provenance)

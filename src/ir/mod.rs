@@ -7,6 +7,7 @@
 //! `"version"` is [`IR_VERSION`].
 
 mod moment;
+mod number;
 mod ops;
 mod real;
 mod real_opt;
@@ -16,6 +17,7 @@ mod validate;
 use serde::{Deserialize, Serialize};
 
 pub use moment::{Moment, RENAMED_CONTEXT};
+pub use number::shown;
 pub use ops::truth;
 pub use valid::ValidProgram;
 pub use validate::IrError;

@@ -593,8 +593,6 @@ impl Validator<'_> {
                 format!("warmup {} must be below the horizon {}", num(w), num(h)),
             );
         }
-        // Plain digits of 1e300 run to 301 characters.
-        let big = |x: f64| if x >= 1e15 { format!("{x:e}") } else { num(x) };
         if let Arrival::Poisson(rate) = p.arrival
             && h.is_finite()
             && rate * h > super::MAX_EXPECTED_ARRIVALS
@@ -605,7 +603,7 @@ impl Validator<'_> {
                     "horizon {} with poisson({}): at that horizon the clock's spacing (about \
                      horizon·2^-52) leaves fewer than 2^10 steps in a mean gap of {}; \
                      rate × horizon is at most 2^42",
-                    big(h),
+                    num(h),
                     num(rate),
                     num(1.0 / rate)
                 ),

@@ -311,25 +311,32 @@ fn merge_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     out
 }
 
+/// Whether `d` is a fault of the run options that a flag took part in
+/// (`--horizon`, `--warmup`, `--arrivals`): the flag's fault, not the
+/// program's, so the CLI makes it a usage error.
+pub fn blames_flags(d: &Diagnostic, overrides: &Overrides) -> bool {
+    let horizon_limit = d.rule == "limits" && d.message.starts_with("horizon");
+    (d.rule == "run-options" || horizon_limit)
+        && (overrides.horizon.is_some()
+            || overrides.warmup.is_some()
+            || overrides.arrivals.is_some())
+}
+
 /// A fault of the run options that an override took part in names it: the
 /// run block the caret points at no longer holds the values at fault.
 fn blame_flags(d: Diagnostic, overrides: &Overrides) -> Diagnostic {
-    let horizon_limit = d.rule == "limits" && d.message.starts_with("horizon");
-    if d.rule != "run-options" && !horizon_limit {
+    if !blames_flags(&d, overrides) {
         return d;
     }
     let mut flags = Vec::new();
     if let Some(h) = overrides.horizon {
-        flags.push(format!("`--horizon {h}`"));
+        flags.push(format!("`--horizon {}`", ir::shown(h)));
     }
     if let Some(w) = overrides.warmup {
-        flags.push(format!("`--warmup {w}`"));
+        flags.push(format!("`--warmup {}`", ir::shown(w)));
     }
     if let Some(n) = overrides.arrivals {
         flags.push(format!("`--arrivals {n}`"));
-    }
-    if flags.is_empty() {
-        return d;
     }
     let flags = flags.join(" and ");
     let message = format!("{} (with {flags})", d.message);

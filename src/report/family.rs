@@ -93,6 +93,42 @@ pub struct PoolFamily {
     pub rejected: Spread,
 }
 
+/// Which families a report, a replication table or a sweep's rows fold
+/// into one row (the flags of `serq draw`, with the reports' threshold).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fold {
+    /// A family of more than [`Fold::AUTO_ABOVE`] members folds, the
+    /// others are one row per member (no flag).
+    #[default]
+    Auto,
+    /// Every family of more than one member folds (`--by-family`).
+    ByFamily,
+    /// No family folds, however large (`--members`).
+    Members,
+}
+
+impl Fold {
+    /// Families up to this many members are one row per member by default.
+    pub const AUTO_ABOVE: usize = 16;
+
+    /// Whether a family of `members` members (a sweep's: its largest over
+    /// the grid) folds.
+    ///
+    /// ```
+    /// use serq::report::Fold;
+    /// assert!(!Fold::Auto.folds(16) && Fold::Auto.folds(17));
+    /// assert!(Fold::ByFamily.folds(2) && !Fold::ByFamily.folds(1));
+    /// assert!(!Fold::Members.folds(1000));
+    /// ```
+    pub fn folds(self, members: usize) -> bool {
+        match self {
+            Fold::Auto => members > Self::AUTO_ABOVE,
+            Fold::ByFamily => members > 1,
+            Fold::Members => false,
+        }
+    }
+}
+
 /// The runs of rows with one name, in order.
 fn runs<T>(rows: &[T], name: impl Fn(&T) -> &str) -> Vec<&[T]> {
     let mut out = Vec::new();
@@ -120,48 +156,109 @@ impl Report {
     /// assert_eq!((d.members, d.utilization.mean, d.utilization.max), (4, Some(0.2), Some(0.6)));
     /// ```
     pub fn stage_families(&self) -> Vec<StageFamily> {
-        runs(&self.stages, |s: &StageRow| &s.name)
-            .into_iter()
-            .map(|f| {
-                let spread = |g: fn(&StageRow) -> Option<f64>| Spread::of(f.iter().map(g));
-                StageFamily {
-                    name: f[0].name.clone(),
-                    members: f.len(),
-                    mean_number: spread(|s| Some(s.mean_number)),
-                    utilization: spread(|s| s.utilization),
-                    completed: spread(|s| Some(s.completed as f64)),
-                    throughput: spread(|s| Some(s.throughput)),
-                    mean_wait: spread(|s| s.mean_wait),
-                    mean_service: spread(|s| s.mean_service),
+        self.stage_rows_folded(Fold::ByFamily)
+    }
+
+    /// The stage rows with the families `fold` folds as one row each
+    /// (named by the family) and the others one row per member (named
+    /// `name[i]` in a family of several), in declaration order.
+    fn stage_rows_folded(&self, fold: Fold) -> Vec<StageFamily> {
+        let family = |name: String, f: &[StageRow]| {
+            let spread = |g: fn(&StageRow) -> Option<f64>| Spread::of(f.iter().map(g));
+            StageFamily {
+                name,
+                members: f.len(),
+                mean_number: spread(|s| Some(s.mean_number)),
+                utilization: spread(|s| s.utilization),
+                completed: spread(|s| Some(s.completed as f64)),
+                throughput: spread(|s| Some(s.throughput)),
+                mean_wait: spread(|s| s.mean_wait),
+                mean_service: spread(|s| s.mean_service),
+            }
+        };
+        let mut out = Vec::new();
+        for f in runs(&self.stages, |s: &StageRow| &s.name) {
+            if fold.folds(f.len()) || f.len() == 1 {
+                out.push(family(f[0].name.clone(), f));
+            } else {
+                for (i, row) in f.iter().enumerate() {
+                    out.push(family(
+                        format!("{}[{i}]", row.name),
+                        std::slice::from_ref(row),
+                    ));
                 }
-            })
-            .collect()
+            }
+        }
+        out
     }
 
     /// The pool families, in declaration order.
     pub fn pool_families(&self) -> Vec<PoolFamily> {
-        runs(&self.pools, |p: &PoolRow| &p.name)
-            .into_iter()
-            .map(|f| {
-                let spread = |g: fn(&PoolRow) -> Option<f64>| Spread::of(f.iter().map(g));
-                PoolFamily {
-                    name: f[0].name.clone(),
-                    members: f.len(),
-                    mean_used: spread(|p| Some(p.mean_used)),
-                    mean_queue: spread(|p| Some(p.mean_queue)),
-                    mean_holders: spread(|p| Some(p.mean_holders)),
-                    mean_wait: spread(|p| p.mean_wait),
-                    admissions: spread(|p| Some(p.admissions as f64)),
-                    rejected: spread(|p| Some(p.rejected as f64)),
+        self.pool_rows_folded(Fold::ByFamily)
+    }
+
+    /// The pool rows folded as [`Report::stage_rows_folded`] folds stages.
+    fn pool_rows_folded(&self, fold: Fold) -> Vec<PoolFamily> {
+        let family = |name: String, f: &[PoolRow]| {
+            let spread = |g: fn(&PoolRow) -> Option<f64>| Spread::of(f.iter().map(g));
+            PoolFamily {
+                name,
+                members: f.len(),
+                mean_used: spread(|p| Some(p.mean_used)),
+                mean_queue: spread(|p| Some(p.mean_queue)),
+                mean_holders: spread(|p| Some(p.mean_holders)),
+                mean_wait: spread(|p| p.mean_wait),
+                admissions: spread(|p| Some(p.admissions as f64)),
+                rejected: spread(|p| Some(p.rejected as f64)),
+            }
+        };
+        let mut out = Vec::new();
+        for f in runs(&self.pools, |p: &PoolRow| &p.name) {
+            if fold.folds(f.len()) || f.len() == 1 {
+                out.push(family(f[0].name.clone(), f));
+            } else {
+                for (i, row) in f.iter().enumerate() {
+                    out.push(family(
+                        format!("{}[{i}]", row.name),
+                        std::slice::from_ref(row),
+                    ));
                 }
-            })
-            .collect()
+            }
+        }
+        out
+    }
+
+    /// Whether `fold` folds any family of the report.
+    pub fn folds_any(&self, fold: Fold) -> bool {
+        let stages = runs(&self.stages, |s: &StageRow| &s.name);
+        let pools = runs(&self.pools, |p: &PoolRow| &p.name);
+        stages
+            .iter()
+            .map(|f| f.len())
+            .chain(pools.iter().map(|f| f.len()))
+            .any(|n| fold.folds(n))
+    }
+
+    /// The text report as `fold` asks: [`Report::to_table`] when it folds
+    /// no family (the default for families of at most 16 members), else
+    /// the folded layout of [`Report::to_table_by_family`], in which a
+    /// family it does not fold is one row per member.
+    pub fn to_table_folded(&self, fold: Fold) -> String {
+        if self.folds_any(fold) {
+            self.table_folded(fold)
+        } else {
+            self.to_table()
+        }
     }
 
     /// The text report with each family folded into one row: its name and
     /// member count, each figure's mean over the members, and the least
     /// and greatest utilisation (stages) or units used (pools).
     pub fn to_table_by_family(&self) -> String {
+        self.table_folded(Fold::ByFamily)
+    }
+
+    fn table_folded(&self, fold: Fold) -> String {
         let mut folded = self.clone();
         folded.stages.clear();
         folded.pools.clear();
@@ -170,8 +267,8 @@ impl Report {
             Some(v) => format!("{v:.d$}"),
             None => "-".to_string(),
         };
-        let stages = self.stage_families();
-        let pools = self.pool_families();
+        let stages = self.stage_rows_folded(fold);
+        let pools = self.pool_rows_folded(fold);
         let label = |name: &str, n: usize| {
             if n > 1 {
                 format!("{name} ×{n}")

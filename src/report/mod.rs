@@ -15,11 +15,11 @@ mod stats;
 mod table;
 mod warnings;
 
-pub use family::{PoolFamily, Spread, StageFamily};
+pub use family::{Fold, PoolFamily, Spread, StageFamily};
 pub(crate) use json::{GrowingJson, WarningJson, stability_json, warnings_json};
 pub use lookup::ObservationView;
 pub use series::WindowedAverage;
-pub use slo::{Attainment, Bound, Request, Slo, SloError, with_slo_json};
+pub use slo::{Attainment, Bound, Request, Slo, SloError, with_field_json, with_slo_json};
 pub use stability::{
     Growing, Place, Stability, TREND_LAG, TREND_LEVEL, TREND_T, Trend, Trends, Verdict, judge,
 };

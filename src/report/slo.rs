@@ -397,8 +397,13 @@ impl Slo {
 /// assert_eq!(json, "{\"a\":1,\"slo\":{\"b\":2}}");
 /// ```
 pub fn with_slo_json(report_json: &str, slo_json: &str) -> String {
+    with_field_json(report_json, "slo", slo_json)
+}
+
+/// A report's JSON with the field `name` (its value `value_json`) added last.
+pub fn with_field_json(report_json: &str, name: &str, value_json: &str) -> String {
     match report_json.trim_end().strip_suffix('}') {
-        Some(body) => format!("{body},\"slo\":{slo_json}}}"),
+        Some(body) => format!("{body},\"{name}\":{value_json}}}"),
         None => report_json.to_string(),
     }
 }

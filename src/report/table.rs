@@ -21,10 +21,11 @@ fn member_name(name: &str, member: Option<usize>) -> String {
     }
 }
 
-/// Shortest round-trip digits, as the JSON prints them (`10`, `0.5`).
+/// A header's time: the language's form (`1e300`, not 301 digits), and
+/// `inf` for any infinity.
 fn plain(x: f64) -> String {
     if x.is_finite() {
-        format!("{x}")
+        crate::ir::shown(x)
     } else {
         "inf".to_string()
     }

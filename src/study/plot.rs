@@ -127,12 +127,24 @@ pub fn plot_columns(columns: &[String], y: &str) -> Result<(usize, Option<usize>
 }
 
 /// How a plot is drawn beyond its x and y.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PlotOptions {
     /// Draw y on a logarithmic scale (every value must be above 0).
     pub log_y: bool,
     /// Draw a horizontal dashed line at this y, labelled `target`.
     pub target: Option<f64>,
+    /// The x axis's unit, shown after its name: `lam (req/s)`.
+    pub x_unit: Option<String>,
+    /// The y axis's unit, shown after its name: `mean response (s)`.
+    pub y_unit: Option<String>,
+}
+
+/// An axis's name with its unit, if it has one: `lam (req/s)`.
+fn with_unit(name: &str, unit: Option<&str>) -> String {
+    match unit {
+        Some(u) if !u.is_empty() => format!("{name} ({u})"),
+        _ => name.to_string(),
+    }
 }
 
 /// One point of a line: x, the value, its half-width, and whether the
@@ -280,6 +292,8 @@ pub fn plot_rows(
         true => format!("{} against {x} (bars: 95% CI)", y_label(y)),
         false => format!("{} against {x}", y_label(y)),
     };
+    let x_desc = with_unit(x, options.x_unit.as_deref());
+    let y_desc = with_unit(&y_label(y), options.y_unit.as_deref());
     let result = if options.log_y {
         let ys = (y0 / 1.2)..(y1 * 1.2);
         draw(
@@ -287,8 +301,7 @@ pub fn plot_rows(
             &lines,
             padded(x0, x1),
             ys.log_scale(),
-            x,
-            y,
+            (&x_desc, &y_desc),
             &title,
             options.target,
         )
@@ -298,8 +311,7 @@ pub fn plot_rows(
             &lines,
             padded(x0, x1),
             padded(y0, y1),
-            x,
-            y,
+            (&x_desc, &y_desc),
             &title,
             options.target,
         )
@@ -374,8 +386,7 @@ fn draw<Y>(
     lines: &[Line],
     xs: std::ops::Range<f64>,
     ys: Y,
-    x: &str,
-    y: &str,
+    (x_desc, y_desc): (&str, &str),
     title: &str,
     target: Option<f64>,
 ) -> Result<(), Box<dyn std::error::Error>>
@@ -438,8 +449,8 @@ where
         .build_cartesian_2d(xs, ys)?;
     chart
         .configure_mesh()
-        .x_desc(x)
-        .y_desc(y_label(y))
+        .x_desc(x_desc)
+        .y_desc(y_desc)
         .axis_desc_style(("sans-serif", 16))
         .label_style(("sans-serif", 14))
         .light_line_style(RGBColor(240, 240, 240))

@@ -636,12 +636,25 @@ pub(crate) fn run_replication(
     settings: RunSettings,
     slo: Option<&Slo>,
 ) -> Result<Report, ReplicationError> {
+    run_replication_until(program, k, settings, slo, None)
+}
+
+/// [`run_replication`], ended early (a partial report) once `interrupt`
+/// holds `true`.
+pub(crate) fn run_replication_until(
+    program: &ValidProgram,
+    k: usize,
+    settings: RunSettings,
+    slo: Option<&Slo>,
+    interrupt: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Report, ReplicationError> {
     let seed = replication_seed(program.seed, k);
     let mut options = match slo {
         Some(_) => Slo::run_options(),
         None => crate::RunOptions::default(),
     };
     options.strict = settings.strict;
+    options.interrupt = interrupt;
     crate::run_with(&program.with_seed(seed), &mut options).map_err(|error| ReplicationError {
         replication: k,
         seed,

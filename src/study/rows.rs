@@ -356,9 +356,10 @@ pub(crate) fn read_csv(text: &str, columns: &[String]) -> Result<Vec<Vec<Cell>>,
         None => return Ok(Vec::new()),
         Some(h) if h.trim_end_matches('\n') == header => {}
         Some(h) => {
+            let found: Vec<&str> = h.trim_end_matches(['\n', '\r']).split(',').collect();
             return Err(format!(
-                "its header is not this sweep's: found `{}`, expected `{header}`",
-                h.trim_end()
+                "its header is not this sweep's: {}",
+                first_difference(&found, columns)
             ));
         }
     }
@@ -396,9 +397,23 @@ pub(crate) fn read_jsonl(text: &str, columns: &[String]) -> Result<Vec<Vec<Cell>
     {
         let value: serde_json::Value =
             serde_json::from_str(line).map_err(|e| format!("line {} is not JSON: {e}", i + 1))?;
-        let Some(object) = value.as_object().filter(|o| o.len() == columns.len()) else {
+        let Some(object) = value.as_object() else {
             return Err(format!("line {} is not a row of this sweep", i + 1));
         };
+        // A JSON object's keys have no order to compare: name the first of
+        // this sweep's columns it lacks, or else a key it has beyond them.
+        if let Some(missing) = columns.iter().find(|c| !object.contains_key(c.as_str())) {
+            return Err(format!(
+                "line {} is not a row of this sweep: it has no `{missing}`",
+                i + 1
+            ));
+        }
+        if let Some(extra) = object.keys().find(|k| !columns.contains(k)) {
+            return Err(format!(
+                "line {} is not a row of this sweep: it has `{extra}`, which this sweep has not",
+                i + 1
+            ));
+        }
         let mut row = Vec::with_capacity(columns.len());
         for name in columns {
             let cell = match object.get(name) {
@@ -418,6 +433,30 @@ pub(crate) fn read_jsonl(text: &str, columns: &[String]) -> Result<Vec<Vec<Cell>
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// Where the columns a file has (`found`) first part from this sweep's
+/// (`expected`): one column named, not both whole headers (a thousand
+/// stage members make a header of 24 KB).
+fn first_difference(found: &[&str], expected: &[String]) -> String {
+    let at = found
+        .iter()
+        .zip(expected)
+        .position(|(f, e)| f != e)
+        .unwrap_or(found.len().min(expected.len()));
+    match (found.get(at), expected.get(at)) {
+        (Some(f), Some(e)) => format!("column {} is `{f}`, where this sweep has `{e}`", at + 1),
+        (None, Some(e)) => format!(
+            "it ends after {} columns, where this sweep goes on with `{e}`",
+            found.len()
+        ),
+        (Some(f), None) => format!(
+            "it has {} columns, this sweep {}: the first extra one is `{f}`",
+            found.len(),
+            expected.len()
+        ),
+        (None, None) => "it has the same columns".to_string(),
+    }
 }
 
 /// A CSV cell as [`Cell::text`] wrote it.

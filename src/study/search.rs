@@ -1355,8 +1355,8 @@ impl SearchResult {
 /// low end) against the first axis, one line per value of the others.
 pub fn plot_search(plan: &SearchPlan, result: &SearchResult) -> Result<String, super::PlotError> {
     let options = super::PlotOptions {
-        log_y: false,
         target: Some(plan.spec.target),
+        ..Default::default()
     };
     let probe_rows: Vec<Vec<Cell>> = result.probes.iter().map(|p| plan.row(p)).collect();
     let columns = plan.columns();

@@ -18,7 +18,9 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use super::replicate::{Replicated, ReplicationError, RunSettings, Summarised, run_replication};
+use super::replicate::{
+    Replicated, ReplicationError, RunSettings, Summarised, run_replication, run_replication_until,
+};
 use super::rows::{Cell, Layout, csv_line, jsonl_line, read_csv, read_jsonl};
 use crate::report::{Report, Slo};
 use crate::syntax::lexer::is_word;
@@ -460,19 +462,8 @@ impl SweepPlan {
         let r = self.replications;
         let mut reports = reports.into_iter();
         let mut swept = Vec::with_capacity(self.points.len());
-        for values in &self.points {
-            let mut runs = Vec::with_capacity(r);
-            for report in reports.by_ref().take(r) {
-                let report = report.map_err(|error| SweepError::Run {
-                    point: named(&self.parameters, values),
-                    error: Box::new(error),
-                })?;
-                runs.push(Summarised::of(&report, self.slo.as_ref()));
-            }
-            swept.push(SweepPoint {
-                values: values.clone(),
-                result: Replicated::of_summarised(&runs),
-            });
+        for p in 0..self.points.len() {
+            swept.push(self.point(p, reports.by_ref().take(r).collect())?);
         }
         Ok(Sweep {
             parameters: self.parameters.clone(),
@@ -480,6 +471,36 @@ impl SweepPlan {
             points: swept,
             layout: self.layout.clone(),
         })
+    }
+
+    /// Point `p` of the grid from its replications run elsewhere, in
+    /// order ([`SweepPlan::gather`] for one point, for a caller that
+    /// writes each point's row as its replications come in); the first
+    /// failure is the error. Panics, as indexing does, if `p` is not
+    /// below [`SweepPlan::len`].
+    pub fn point(
+        &self,
+        p: usize,
+        reports: Vec<Result<Report, ReplicationError>>,
+    ) -> Result<SweepPoint, SweepError> {
+        let values = &self.points[p];
+        let mut runs = Vec::with_capacity(reports.len());
+        for report in reports {
+            let report = report.map_err(|error| SweepError::Run {
+                point: named(&self.parameters, values),
+                error: Box::new(error),
+            })?;
+            runs.push(Summarised::of(&report, self.slo.as_ref()));
+        }
+        Ok(SweepPoint {
+            values: values.clone(),
+            result: Replicated::of_summarised(&runs),
+        })
+    }
+
+    /// A point's row, one cell per column ([`Sweep::rows`] for one point).
+    pub fn row(&self, point: &SweepPoint) -> Vec<Cell> {
+        self.layout.row(&point.values, &point.result)
     }
 
     /// The axes' names, in axis order.
@@ -550,6 +571,10 @@ impl SweepPlan {
         Ok(rows)
     }
 
+    /// How long [`SweepPlan::run_watched`] waits at most between two
+    /// questions to its `keep_going`.
+    pub const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
     /// Runs the points from `from` on (the earlier ones are skipped: a
     /// resumed sweep), `replications` each, and returns them.
     ///
@@ -566,11 +591,29 @@ impl SweepPlan {
         progress: &(dyn Fn() + Sync),
         on_point: &mut dyn FnMut(&SweepPoint),
     ) -> Result<Sweep, SweepError> {
+        self.run_watched(from, progress, &mut || true, on_point)
+    }
+
+    /// [`SweepPlan::run`], asking `keep_going` (on the calling thread)
+    /// whenever a replication ends and at least every
+    /// [`SweepPlan::WATCH_EVERY`] meanwhile: once it answers `false` no new
+    /// replication starts, those running end at once (their partial
+    /// reports dropped), and the sweep of the points passed to `on_point`
+    /// so far is returned. A Python caller checks for Ctrl-C there.
+    pub fn run_watched(
+        &self,
+        from: usize,
+        progress: &(dyn Fn() + Sync),
+        keep_going: &mut dyn FnMut() -> bool,
+        on_point: &mut dyn FnMut(&SweepPoint),
+    ) -> Result<Sweep, SweepError> {
         let r = self.replications;
         let todo = self.points.len().saturating_sub(from);
         let jobs = todo * r;
         let next_job = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
+        // Set when `keep_going` says stop: read by the running replications.
+        let halt = AtomicBool::new(false);
         let (sender, receiver) = mpsc::channel();
         let workers = rayon::current_num_threads().clamp(1, jobs.max(1));
         let mut done: Vec<Option<Result<Summarised, ReplicationError>>> = vec![None; jobs];
@@ -579,7 +622,7 @@ impl SweepPlan {
         std::thread::scope(|scope| {
             for _ in 0..workers {
                 let sender = sender.clone();
-                let (next_job, stop) = (&next_job, &stop);
+                let (next_job, stop, halt) = (&next_job, &stop, &halt);
                 scope.spawn(move || {
                     while !stop.load(Ordering::Relaxed) {
                         let job = next_job.fetch_add(1, Ordering::Relaxed);
@@ -588,8 +631,9 @@ impl SweepPlan {
                         }
                         let program = &self.programs[from + job / r];
                         let slo = self.slo.as_ref();
-                        let result = run_replication(program, job % r, self.settings, slo)
-                            .map(|x| Summarised::of(&x, slo));
+                        let result =
+                            run_replication_until(program, job % r, self.settings, slo, Some(halt))
+                                .map(|x| Summarised::of(&x, slo));
                         if result.is_err() {
                             stop.store(true, Ordering::Relaxed);
                         }
@@ -602,7 +646,18 @@ impl SweepPlan {
             drop(sender);
             // Points are reduced and passed on in grid order as they complete.
             let mut next_point = 0;
-            for (job, result) in receiver {
+            loop {
+                let got = receiver.recv_timeout(Self::WATCH_EVERY);
+                if !keep_going() {
+                    stop.store(true, Ordering::Relaxed);
+                    halt.store(true, Ordering::Relaxed);
+                    break;
+                }
+                let (job, result) = match got {
+                    Ok(message) => message,
+                    Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                };
                 progress();
                 done[job] = Some(result);
                 while failure.is_none() && next_point < todo {
@@ -637,7 +692,8 @@ impl SweepPlan {
         // run, so that point never completes: jobs are taken in order, so
         // every job before the failing one ran, and the first error left is
         // the first in grid order.
-        if failure.is_none() && swept.len() < todo {
+        // Stopped by `keep_going`: what ran after is partial, and no failure.
+        if failure.is_none() && swept.len() < todo && !halt.load(Ordering::Relaxed) {
             let first = done[swept.len() * r..]
                 .iter_mut()
                 .enumerate()

@@ -291,7 +291,7 @@ pub fn run(
     // One comparison per event: `checkpoint` is the next event count at
     // which the cap or the progress callback needs attention.
     let max_events = options.max_events.unwrap_or(u64::MAX);
-    let mut next_progress = if options.progress.is_some() {
+    let mut next_progress = if options.progress.is_some() || options.interrupt.is_some() {
         PROGRESS_EVERY
     } else {
         u64::MAX
@@ -338,6 +338,13 @@ pub fn run(
                     // clock; it needs no part of the world but the clock.
                     if let Some(progress) = options.progress.as_mut() {
                         progress(sim.time.clock.now);
+                    }
+                    // Interrupted: the run ends now, its report partial.
+                    if options
+                        .interrupt
+                        .is_some_and(|i| i.load(std::sync::atomic::Ordering::Relaxed))
+                    {
+                        break Pause::Over(sim.time.clock.now);
                     }
                     next_progress = next_progress.saturating_add(PROGRESS_EVERY);
                     checkpoint = next_progress.min(max_events);

@@ -115,15 +115,10 @@ impl Expr {
     }
 }
 
-/// A number as the language prints it (`2`, `0.5`, `inf`).
+/// A number as the language prints it (`2`, `0.5`, `inf`; `1e300`, not
+/// its 301 digits).
 pub(super) fn num(x: f64) -> String {
-    if x == f64::INFINITY {
-        "inf".into()
-    } else if x == f64::NEG_INFINITY {
-        "-inf".into()
-    } else {
-        format!("{x}")
-    }
+    crate::ir::shown(x)
 }
 
 /// A reference as the program would write it (`kv`, `kvD[j]`).
