@@ -24,6 +24,7 @@ pub mod report;
 pub mod study;
 pub mod syntax;
 pub mod trace;
+pub mod traffic;
 pub mod view;
 
 use std::path::{Path, PathBuf};
