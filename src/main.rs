@@ -524,6 +524,12 @@ struct RunOptionArgs {
     /// is read from the current directory, not the program's).
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Take arrivals from FILE instead of the workload's `arrive trace`
+    /// file (a serq extension; a relative path is read from the current
+    /// directory). FILE is serq CSV (`time,new,out`), the Azure LLM
+    /// inference CSV or Mooncake JSON lines.
+    #[arg(long, value_name = "FILE")]
+    arrival_trace: Option<PathBuf>,
     /// Make a computed amount that goes negative (a run's work, a hold's
     /// units or reserve, a `grow`, a `load`) a run-time error. Without it
     /// such an amount is taken as 0, as pyserq 0.1.0 takes it, and the run
@@ -550,6 +556,7 @@ impl RunOptionArgs {
             seed: self.seed,
             arrivals: self.arrivals,
             trace: self.trace,
+            arrival_trace: self.arrival_trace,
         }
     }
 }

@@ -30,6 +30,7 @@ pub mod serving;
 mod session;
 mod stage;
 mod stats;
+mod traffic;
 // evaluation and the systems' shared view of the world
 mod eval;
 mod sim;

@@ -19,7 +19,7 @@
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemState;
 
-use super::arrive::{arrive, create_session, renewal_gap};
+use super::arrive::{arrive, create_session, renewal_gap, thinned_arrival};
 use super::budget::refresh_budget_left;
 use super::code::Code;
 use super::end_flow::end_flow;
@@ -41,6 +41,7 @@ use super::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
 use super::settle::settle;
 use super::sim::{Sim, SimParam};
 use super::stage::{Service, StageLoad, StageStats};
+use super::traffic::Traffic;
 use crate::ir::{Arrival, Share, ValidProgram};
 use crate::report::Report;
 use crate::report::Welford;
@@ -108,6 +109,7 @@ pub fn build(program: &ValidProgram) -> World {
         engines: Waiting::new(prog.stages.len()),
     });
     world.insert_resource(Replay::default());
+    world.insert_resource(Traffic::default());
     world.insert_resource(KvPools::new(
         &prog.pools.iter().map(|p| p.block).collect::<Vec<_>>(),
         warmup,
@@ -209,6 +211,15 @@ pub fn run(
             cursor: Vec::new(),
         });
     }
+    if let Arrival::Trace(spec) = &prog.arrival {
+        let traffic = Traffic::open(spec).map_err(|e| RunError {
+            message: e.to_string(),
+            at: None,
+            session: None,
+            time: 0.0,
+        })?;
+        world.insert_resource(traffic);
+    }
     let initial = match prog.arrival {
         // All n live at once, and the one vacant the loop keeps: a batch
         // never grows its tables (growth doubles them) after the start.
@@ -271,6 +282,18 @@ pub fn run(
                 }
             }
             Arrival::Poisson(_) => sim.events.schedule(0.0, EventKind::Arrival),
+            Arrival::Trace(_) => {
+                if let Some(t) = sim.traffic.next_time() {
+                    sim.events.schedule(t, EventKind::Arrival);
+                }
+            }
+            // Unlike `poisson(λ)`'s, the first arrival is not forced at 0.
+            Arrival::Thinned(_) => {
+                let t = thinned_arrival(code, &mut sim)?;
+                if t.is_finite() {
+                    sim.events.schedule(t, EventKind::Arrival);
+                }
+            }
             Arrival::Renewal(_) => {
                 let gap = renewal_gap(code, &mut sim)?;
                 sim.events.schedule(gap, EventKind::Arrival);

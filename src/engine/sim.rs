@@ -28,6 +28,7 @@ use super::resources::{Census, ChooseScratch, Clock, DirtyPs, Members, Observed,
 use super::rng::{Purpose, Streams};
 use super::session::{AttrRows, Continuation, Dealings, Draws, Holding, Life, Vacant};
 use super::stage::{Service, StageLoad, StageStats};
+use super::traffic::Traffic;
 use crate::report::{NegativeAmounts, Statement};
 
 /// The entities' components, by kind.
@@ -79,6 +80,7 @@ pub struct SimParam<'w, 's> {
     dirty: ResMut<'w, DirtyPs>,
     kv: ResMut<'w, KvPools>,
     replay: ResMut<'w, Replay>,
+    traffic: ResMut<'w, Traffic>,
     flows: ResMut<'w, Flows>,
     store: Store<'w, 's>,
 }
@@ -105,6 +107,7 @@ impl<'w, 's> SimParam<'w, 's> {
             dirty: self.dirty.into_inner(),
             kv: self.kv.into_inner(),
             replay: self.replay.into_inner(),
+            traffic: self.traffic.into_inner(),
             flows: self.flows.into_inner(),
             store: self.store,
         }
@@ -143,6 +146,8 @@ pub struct Sim<'w, 's> {
     pub kv: &'w mut KvPools,
     /// The workload's trace and each session's place in it.
     pub replay: &'w mut Replay,
+    /// The workload's arrival trace, when it arrives by one (an extension).
+    pub traffic: &'w mut Traffic,
     /// The flow system.
     pub flows: &'w mut Flows,
     /// The entities' components.
