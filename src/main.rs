@@ -694,6 +694,14 @@ fn execute(command: Command) -> Result<(), Failure> {
             let input = Input::read(&file.path)?;
             let program = input.compile(&sets.overrides())?;
             emit(&format!("{}: ok ({})\n", input.name, summary(&program)));
+            let extensions = input.extensions(&program);
+            if !extensions.is_empty() {
+                emit(&format!(
+                    "{}: uses serq extensions ({}): pyserq 0.1.0 will not run it\n",
+                    input.name,
+                    extensions.join(", ")
+                ));
+            }
             Ok(())
         }
         Command::Ir { file, sets } => {
@@ -1380,6 +1388,26 @@ impl Input {
             text,
             is_ir: path.extension().is_some_and(|e| e == "json"),
         })
+    }
+
+    /// The serq extensions the compiled program uses (docs/language.md §12):
+    /// its arrival law's, and the shipped libraries its text names.
+    fn extensions(&self, program: &Program) -> Vec<String> {
+        let mut out: Vec<String> = program
+            .arrival
+            .extension()
+            .map(String::from)
+            .into_iter()
+            .collect();
+        if !self.is_ir {
+            let (ast, _) = serq::syntax::parse(&self.text);
+            for item in &ast.items {
+                if let serq::syntax::ast::Item::UseShipped { name, .. } = item {
+                    out.push(format!("use <{name}>"));
+                }
+            }
+        }
+        out
     }
 
     fn compile(&self, overrides: &Overrides) -> Result<ValidProgram, Failure> {

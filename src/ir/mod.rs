@@ -376,9 +376,14 @@ pub enum Arrival {
 }
 
 impl Arrival {
-    /// Whether the law is a serq extension (pyserq 0.1.0 has no such law).
-    pub fn is_extension(&self) -> bool {
-        matches!(self, Arrival::Trace(_) | Arrival::Thinned(_))
+    /// The extension the law is, as `serq check` names it; `None` for the
+    /// laws of pyserq 0.1.0.
+    pub fn extension(&self) -> Option<&'static str> {
+        match self {
+            Arrival::Trace(_) => Some("arrive trace"),
+            Arrival::Thinned(_) => Some("poisson with a peak"),
+            _ => None,
+        }
     }
 }
 
