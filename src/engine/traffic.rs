@@ -4,8 +4,8 @@
 //!
 //! Invariant: one row is held ahead, never the file; a row in the window
 //! `[start, end)` (seconds after the trace's first row) arrives at
-//! `(time − start) / speed`, in file order, and the rows after the window
-//! are never read.
+//! `(time − start) / speed`, in file order; reading stops at the first row
+//! past the window's end.
 //!
 //! Architecture invariant: plain data over [`crate::traffic`]'s reader;
 //! nothing here evaluates or schedules (`arrive` does, with what this
