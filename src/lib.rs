@@ -24,6 +24,7 @@ pub mod report;
 pub mod study;
 pub mod syntax;
 pub mod trace;
+pub mod traffic;
 pub mod view;
 
 use std::path::{Path, PathBuf};
@@ -114,6 +115,18 @@ pub fn compile_ir(json: &str, overrides: &Overrides) -> Result<ValidProgram, Vec
                 "trace-unused",
                 format!(
                     "a trace override gives `{}`, but the program has no `trace` workload",
+                    given.display()
+                ),
+            )]);
+        };
+        spec.path = absolute(given).display().to_string();
+    }
+    if let Some(given) = &overrides.arrival_trace {
+        let ir::Arrival::Trace(spec) = &mut program.arrival else {
+            return Err(vec![ir::IrError::new(
+                "trace-unused",
+                format!(
+                    "an arrival trace override gives `{}`, but the program does not `arrive trace`",
                     given.display()
                 ),
             )]);
@@ -368,6 +381,7 @@ pub fn compile_text_at(
         Ok(p) => p,
         Err(diagnostics) => return Err(refuse(sources, diagnostics)),
     };
+    let program = with_arrival_trace(program, path, overrides)?;
     let Some(spec) = &program.trace else {
         return match &overrides.trace {
             None => Ok(program),
@@ -394,6 +408,58 @@ pub fn compile_text_at(
         error,
     })?;
     Ok(program.with_trace_path(resolved.display().to_string()))
+}
+
+/// The program with its arrival trace (`arrive trace "FILE"`, an
+/// extension) resolved as a turn trace's is, and checked: every row up to
+/// the window's end is read once (one row at a time, never the file), so a
+/// malformed row, time going backwards or an empty window is refused
+/// before any run, and so is an `arrivals N` above the rows in the window.
+fn with_arrival_trace(
+    program: ValidProgram,
+    path: &Path,
+    overrides: &Overrides,
+) -> Result<ValidProgram, CompileError> {
+    let fault = |given: &Path, message: String| CompileError::Trace {
+        path: path.to_path_buf(),
+        error: trace::TraceError {
+            path: given.to_path_buf(),
+            line: None,
+            column: None,
+            message,
+        },
+    };
+    let ir::Arrival::Trace(spec) = &program.arrival else {
+        return match &overrides.arrival_trace {
+            None => Ok(program),
+            Some(given) => Err(fault(
+                given,
+                "the program does not `arrive trace`, so there is no arrival trace to replace"
+                    .into(),
+            )),
+        };
+    };
+    let resolved = match &overrides.arrival_trace {
+        Some(given) => absolute(given),
+        None => path.parent().unwrap_or(Path::new("")).join(&spec.path),
+    };
+    let window = (spec.start, spec.end);
+    let scan = traffic::scan(&resolved, Some(window)).map_err(|error| CompileError::Trace {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    if let Some(n) = program.arrivals
+        && n > scan.rows
+    {
+        return Err(fault(
+            &resolved,
+            format!(
+                "run: arrivals {n}, but the trace has only {} rows in its window",
+                scan.rows
+            ),
+        ));
+    }
+    Ok(program.with_arrival_trace_path(resolved.display().to_string()))
 }
 
 /// A run-time error as a person reads it, the way `serq run` prints it:

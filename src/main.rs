@@ -553,6 +553,12 @@ struct RunOptionArgs {
     /// is read from the current directory, not the program's).
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Take arrivals from FILE instead of the workload's `arrive trace`
+    /// file (a serq extension; a relative path is read from the current
+    /// directory). FILE is serq CSV (`time,new,out`), the Azure LLM
+    /// inference CSV or Mooncake JSON lines.
+    #[arg(long, value_name = "FILE")]
+    arrival_trace: Option<PathBuf>,
     /// Make a computed amount that goes negative (a run's work, a hold's
     /// units or reserve, a `grow`, a `load`) a run-time error. Without it
     /// such an amount is taken as 0, as pyserq 0.1.0 takes it, and the run
@@ -579,6 +585,7 @@ impl RunOptionArgs {
             seed: self.seed,
             arrivals: self.arrivals,
             trace: self.trace,
+            arrival_trace: self.arrival_trace,
         }
     }
 }
@@ -778,6 +785,14 @@ fn execute(command: Command) -> Result<(), Failure> {
             let input = Input::read(&file.path)?;
             let program = input.compile(&sets.overrides())?;
             emit(&format!("{}: ok ({})\n", input.name, summary(&program)));
+            let extensions = input.extensions(&program);
+            if !extensions.is_empty() {
+                emit(&format!(
+                    "{}: uses serq extensions ({}): pyserq 0.1.0 will not run it\n",
+                    input.name,
+                    extensions.join(", ")
+                ));
+            }
             Ok(())
         }
         Command::Ir { file, sets } => {
@@ -1579,6 +1594,26 @@ impl Input {
             text,
             is_ir: path.extension().is_some_and(|e| e == "json"),
         })
+    }
+
+    /// The serq extensions the compiled program uses (docs/language.md §12):
+    /// its arrival law's, and the shipped libraries its text names.
+    fn extensions(&self, program: &Program) -> Vec<String> {
+        let mut out: Vec<String> = program
+            .arrival
+            .extension()
+            .map(String::from)
+            .into_iter()
+            .collect();
+        if !self.is_ir {
+            let (ast, _) = serq::syntax::parse(&self.text);
+            for item in &ast.items {
+                if let serq::syntax::ast::Item::UseShipped { name, .. } = item {
+                    out.push(format!("use <{name}>"));
+                }
+            }
+        }
+        out
     }
 
     fn compile(&self, overrides: &Overrides) -> Result<ValidProgram, Failure> {

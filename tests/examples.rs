@@ -275,3 +275,67 @@ fn pd_in_bytes_reads_each_prompts_kv_at_the_nics_bytes_per_second() {
         median(&slow, "read")
     );
 }
+
+/// An example compiled from its file, so that its trace resolves beside it.
+fn run_example_file(path: &str, sets: &[(&str, f64)]) -> Report {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(path);
+    let overrides = Overrides {
+        sets: sets.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+        ..Overrides::default()
+    };
+    let program = serq::compile_file(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
+    serq::run(&program).expect("runs")
+}
+
+#[test]
+fn azure_replay_replays_every_row_of_its_slice_and_speed_compresses_it() {
+    // 2 000 rows over 424.26 s: every row arrives by the horizon 600, the
+    // trace is then exhausted and the run goes on to 600.
+    let r = run_example_file("traffic/azure_replay.sq", &[]);
+    assert_eq!((r.arrivals, r.end), (2000, 600.0));
+    assert_eq!(pool(&r, "kv").preemptions, 0);
+    // Twice as fast: the same 2 000 rows by 424.26 / 2 = 212.13 s, so a
+    // horizon of 213 still sees them all (and 212 does not).
+    let fast = |h: f64| {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/traffic/azure_replay.sq");
+        let o = Overrides {
+            sets: vec![("speed".into(), 2.0)],
+            horizon: Some(h),
+            warmup: Some(0.0),
+            ..Overrides::default()
+        };
+        serq::run(&serq::compile_file(&file, &o).unwrap())
+            .unwrap()
+            .arrivals
+    };
+    assert_eq!((fast(213.0), fast(212.0)), (2000, 1999));
+    // The faster replay queues more: a higher mean response.
+    let twice = run_example_file("traffic/azure_replay.sq", &[("speed", 2.0)]);
+    assert!(mean(&twice, "response") > mean(&r, "response"));
+}
+
+#[test]
+fn diurnal_arrivals_follow_the_rate_in_each_tenth_of_the_day() {
+    // The head's integrals of the rate over each 24 s tenth; each count
+    // lies within 4 sd of its Poisson mean (sd = √mean).
+    let r = run_example_file("traffic/diurnal.sq", &[]);
+    let expected = [
+        38.4, 67.2, 96.0, 124.8, 203.6, 153.6, 124.8, 96.0, 67.2, 38.4,
+    ];
+    let tenth = &r
+        .observes
+        .iter()
+        .find(|o| o.name == "tenth")
+        .unwrap()
+        .samples;
+    for (i, mu) in expected.iter().enumerate() {
+        let k = tenth.iter().filter(|&&t| t == i as f64).count() as f64;
+        assert!(
+            (k - mu).abs() <= 4.0 * mu.sqrt(),
+            "tenth {i}: {k} arrivals, expected {mu}"
+        );
+    }
+    assert!((tenth.len() as f64 - 1010.0).abs() <= 4.0 * 1010f64.sqrt());
+}

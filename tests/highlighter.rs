@@ -100,3 +100,24 @@ fn every_library_serq_ships_is_highlighted_after_use() {
         );
     }
 }
+
+#[test]
+fn every_arrival_clause_word_is_highlighted_by_the_extensions_rule() {
+    // `peak`, `speed`, `window` (and `arrive trace`'s `trace`) are serq
+    // extensions' words, contextual, so they are not in the keywords rules
+    // (which must equal the lexer's keywords) but in a rule of their own.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/sq.tmLanguage.json");
+    let grammar: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let rule = grammar["repository"]["declarations"]["patterns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["match"].as_str())
+        .find(|m| m.contains("(trace|"))
+        .expect("a rule for the extensions' words");
+    let words = alternation_words(rule);
+    for w in serq::syntax::ARRIVE_CLAUSES.iter().chain(&["trace"]) {
+        assert!(words.iter().any(|x| x == w), "{w} in {rule}");
+    }
+}

@@ -224,10 +224,12 @@ def compile(
     warmup: Optional[float] = None,
     arrivals: Optional[int] = None,
     trace: Optional[_Path] = None,
+    arrival_trace: Optional[_Path] = None,
 ) -> Program:
     """A program file (text, or IR if it ends in .json) or program text to a
     validated Program, with the overrides of `serq run` (`defs` is `--def`;
-    `trace` replaces the workload's trace file). Raises CompileError."""
+    `trace` replaces the workload's trace file, `arrival_trace` the file of
+    `arrive trace`, a serq extension). Raises CompileError."""
 
 def run(program: Program, *, strict: bool = False) -> Report:
     """Simulate `program` with the GIL released. Raises RunError (with

@@ -148,6 +148,8 @@ pub struct Options<'py> {
     pub arrivals: Option<u64>,
     /// The workload's trace file.
     pub trace: Option<PathBuf>,
+    /// The file of `arrive trace` (a serq extension).
+    pub arrival_trace: Option<PathBuf>,
 }
 
 impl<'py> Options<'py> {
@@ -162,6 +164,7 @@ impl<'py> Options<'py> {
             warmup: None,
             arrivals: None,
             trace: None,
+            arrival_trace: None,
         };
         let Some(keywords) = keywords else {
             return Ok(options);
@@ -178,10 +181,11 @@ impl<'py> Options<'py> {
                 "warmup" => options.warmup = Some(value.extract()?),
                 "arrivals" => options.arrivals = Some(value.extract()?),
                 "trace" => options.trace = Some(value.extract()?),
+                "arrival_trace" => options.arrival_trace = Some(value.extract()?),
                 other => {
                     return Err(pyo3::exceptions::PyTypeError::new_err(format!(
                         "unexpected keyword `{other}`: the overrides are sets, defs, seed, \
-                         horizon, warmup, arrivals and trace"
+                         horizon, warmup, arrivals, trace and arrival_trace"
                     )));
                 }
             }
@@ -199,6 +203,7 @@ impl<'py> Options<'py> {
             warmup: self.warmup,
             arrivals: self.arrivals,
             trace: self.trace.clone(),
+            arrival_trace: self.arrival_trace.clone(),
         })
     }
 }
@@ -206,6 +211,16 @@ impl<'py> Options<'py> {
 /// The program with its trace's path absolute (against the current
 /// directory), so a worker in another directory reads the same file.
 pub fn with_absolute_trace(ir: serq::ValidProgram) -> serq::ValidProgram {
+    // The arrival trace too (a serq extension): it travels to Ray and Dask
+    // workers by its path, each worker streaming the file.
+    let ir = match &ir.arrival {
+        serq::ir::Arrival::Trace(spec) => {
+            let path = PathBuf::from(&spec.path);
+            let path = std::path::absolute(&path).unwrap_or(path);
+            ir.with_arrival_trace_path(path.display().to_string())
+        }
+        _ => ir,
+    };
     let Some(spec) = &ir.trace else {
         return ir;
     };
@@ -286,16 +301,18 @@ pub fn compile_error(error: serq::CompileError) -> PyErr {
 }
 
 /// `compile(path=None, *, source=None, sets={}, defs={}, seed=None,
-/// horizon=None, warmup=None, arrivals=None, trace=None)`: a program file
+/// horizon=None, warmup=None, arrivals=None, trace=None, arrival_trace=None)`:
+/// a program file
 /// (program text, or IR when its name ends in `.json`) or program text to
 /// a validated program, with the overrides of `serq run`: `sets` replaces
 /// `let` constants by name (`--set`), `defs` an expression definition's
-/// body (`--def`), `trace` the workload's trace file. A program that does
+/// body (`--def`), `trace` the workload's trace file, `arrival_trace` the
+/// file of `arrive trace` (`--arrival-trace`). A program that does
 /// not compile raises `CompileError` (a `ValueError`) whose text is every
 /// diagnostic.
 #[pyfunction]
 #[pyo3(signature = (path=None, *, source=None, sets=None, defs=None, seed=None,
-                    horizon=None, warmup=None, arrivals=None, trace=None))]
+                    horizon=None, warmup=None, arrivals=None, trace=None, arrival_trace=None))]
 #[expect(
     clippy::too_many_arguments,
     reason = "pyserq's signature, keyword by keyword"
@@ -311,6 +328,7 @@ pub fn compile<'py>(
     warmup: Option<f64>,
     arrivals: Option<u64>,
     trace: Option<PathBuf>,
+    arrival_trace: Option<PathBuf>,
 ) -> PyResult<Program> {
     let options = Options {
         sets,
@@ -320,6 +338,7 @@ pub fn compile<'py>(
         warmup,
         arrivals,
         trace,
+        arrival_trace,
     };
     let overrides = options.overrides()?;
     let mut program = Input::of(path, source)?.compile(py, &overrides)?;

@@ -65,3 +65,13 @@ def test_a_sweep_on_dask_gives_the_local_rows(local_rows):
         replicated = serq.replicate(program, 4, executor=client)
     assert rows == local_rows
     assert replicated == serq.replicate(program, 4)
+
+
+@pytest.mark.distributed
+def test_an_arrival_trace_travels_to_ray_workers_by_its_path(ray):
+    # The program holds the trace's absolute path; each worker streams the
+    # file (a serq extension: `arrive trace`), so the rows are the local ones.
+    replay = REPO / "examples" / "traffic" / "azure_replay.sq"
+    grid = {"speed": [1, 2]}
+    local = serq.sweep(replay, grid=grid, replications=1, horizon=120)
+    assert serq.sweep(replay, grid=grid, replications=1, horizon=120, executor="ray") == local

@@ -114,3 +114,27 @@ def test_two_traces_give_two_reports(tmp_path, monkeypatch, run_cli):
     assert two.stage("s").mean_number == (0.5 + 2.5) / 10
     # serq run --trace prints the same report.
     assert one.json() + "\n" == run_cli("run", "--json", str(path), "--trace", str(tmp_path / "one.csv"))
+
+
+ARRIVAL_PROGRAM = """
+stage s : delay;
+workload { arrive trace "absent.csv" speed (2); }
+session { observe at = now; observe n = new; run s (1); }
+run { horizon 100; }
+"""
+
+
+def test_arrival_trace_replaces_the_arrive_trace_file_as_the_flag_does(run_cli, tmp_path, monkeypatch):
+    (tmp_path / "rows.csv").write_text("time,new,out\n10,100,1\n14,300,1\n")
+    path = tmp_path / "replay.sq"
+    path.write_text(ARRIVAL_PROGRAM)
+    monkeypatch.chdir(tmp_path)
+    report = serq.run(serq.compile(path, arrival_trace="rows.csv"))
+    # Rows at 0 and 4 s after the first, at speed 2: 0 and 2.
+    assert report.observe("at").samples == [0.0, 2.0]
+    assert report.observe("n").samples == [100.0, 300.0]
+    assert report.json() + "\n" == run_cli("run", "--json", str(path), "--arrival-trace", str(tmp_path / "rows.csv"))
+    with pytest.raises(serq.CompileError, match="absent.csv"):
+        serq.compile(path)
+    with pytest.raises(serq.CompileError, match="does not `arrive trace`"):
+        serq.compile(source="stage s : delay; run { horizon 1; }", arrival_trace="rows.csv")

@@ -97,6 +97,8 @@ pub const SLOT_TURN: usize = 2;
 pub const SLOT_CACHED: usize = 0;
 /// Slot of the built-in attribute `new` (a trace row's new tokens).
 pub const SLOT_NEW: usize = 3;
+/// Slot of the built-in attribute `out` (a trace row's output tokens).
+pub const SLOT_OUT: usize = 4;
 /// Slot of the built-in attribute `more` (whether trace rows remain).
 pub const SLOT_MORE: usize = 6;
 /// Slot of the built-in attribute `computed` (a preempted hold's position).
@@ -368,6 +370,70 @@ pub enum Arrival {
     Batch(u64),
     /// No sessions.
     None,
+    /// A serq extension: one session per row of an arrival trace.
+    Trace(ArrivalTrace),
+    /// A serq extension: poisson arrivals at a rate that may read `now`,
+    /// sampled by thinning under a declared peak; no arrival is forced at 0.
+    Thinned(Thinned),
+}
+
+impl Arrival {
+    /// The extension the law is, as `serq check` names it; `None` for the
+    /// laws of pyserq 0.1.0.
+    pub fn extension(&self) -> Option<&'static str> {
+        match self {
+            Arrival::Trace(_) => Some("arrive trace"),
+            Arrival::Thinned(_) => Some("poisson with a peak"),
+            _ => None,
+        }
+    }
+}
+
+/// `arrive trace "FILE" [window (start, end)] [speed (x)];` (a serq
+/// extension): the row at time t (seconds after the trace's first row)
+/// with start ≤ t < end arrives at (t − start) / speed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArrivalTrace {
+    /// The trace file as written (or given by an override); a relative
+    /// path is resolved against the program file's directory.
+    pub path: String,
+    /// How many times faster than recorded the rows arrive (above 0, finite).
+    #[serde(with = "real")]
+    pub speed: f64,
+    /// The window's start, seconds after the first row (0 without one).
+    #[serde(default, skip_serializing_if = "is_zero", with = "real")]
+    pub start: f64,
+    /// The window's end, seconds after the first row (`inf` without one).
+    #[serde(
+        default = "infinity",
+        skip_serializing_if = "is_infinite",
+        with = "real"
+    )]
+    pub end: f64,
+}
+
+/// `arrive poisson(rate) peak (r);` (a serq extension).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Thinned {
+    /// The rate at `now`: numbers, `let`s, pure functions and `now`.
+    pub rate: Expr,
+    /// The declared peak: candidates come at this rate (above 0, finite).
+    #[serde(with = "real")]
+    pub peak: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+fn is_infinite(x: &f64) -> bool {
+    *x == f64::INFINITY
+}
+
+fn infinity() -> f64 {
+    f64::INFINITY
 }
 
 /// A reference to a pool or stage member: family `base..base+count`, member `index`.

@@ -16,6 +16,8 @@ pub enum Moment {
     PsCapacity,
     /// A renewal gap.
     Renewal,
+    /// A time-varying poisson rate (a serq extension), read at a candidate time.
+    Rate,
     /// A step stage's budget or chunk, before an iteration.
     Budget,
     /// A step stage's cost, once the iteration is formed.
@@ -35,6 +37,7 @@ impl Moment {
             Moment::Session => "a session statement, a run or a hold's cache",
             Moment::PsCapacity => "a ps stage's capacity",
             Moment::Renewal => "a renewal gap",
+            Moment::Rate => "an arrival rate",
             Moment::Budget => "a step stage's budget or chunk, planned before the iteration",
             Moment::Step => "a step stage's cost, after the iteration",
             Moment::Serve => "a step stage's serve keys",
@@ -46,14 +49,14 @@ impl Moment {
     /// Whether session attributes may be read here (a ps capacity and a
     /// renewal gap belong to no session).
     pub fn reads_attributes(self) -> bool {
-        !matches!(self, Moment::PsCapacity | Moment::Renewal)
+        !matches!(self, Moment::PsCapacity | Moment::Renewal | Moment::Rate)
     }
 
     /// Whether a draw is allowed here: keys that order a queue or the
     /// residents are read again and again, so a draw would reorder them
     /// under the scheduler's feet.
     pub fn may_draw(self) -> bool {
-        !matches!(self, Moment::Serve | Moment::Queue)
+        !matches!(self, Moment::Serve | Moment::Queue | Moment::Rate)
     }
 }
 

@@ -63,6 +63,17 @@ impl ValidProgram {
     }
 }
 
+impl ValidProgram {
+    /// The same program with its arrival trace's path resolved (`arrive
+    /// trace`, an extension; the file was read and checked by the caller).
+    pub fn with_arrival_trace_path(mut self, path: String) -> ValidProgram {
+        if let super::Arrival::Trace(spec) = &mut self.program.arrival {
+            spec.path = path;
+        }
+        self
+    }
+}
+
 impl std::ops::Deref for ValidProgram {
     type Target = Program;
 

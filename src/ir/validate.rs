@@ -11,9 +11,9 @@ mod exprs;
 use exprs::{num, ref_text};
 
 use super::{
-    Arg, Arrival, BUILTIN_ATTRS, CRef, Dist, Evict, Expr, Fun, FunKind, HoldPool, IR_VERSION,
+    Arg, Arrival, BUILTIN_ATTRS, CRef, Ctx, Dist, Evict, Expr, Fun, FunKind, HoldPool, IR_VERSION,
     MAX_CHOOSE_COUNT, MAX_SESSIONS_AT_ZERO, Moment, Program, RunMode, Serve, StageKind, Stmt,
-    ValidProgram,
+    Thinned, ValidProgram,
 };
 
 /// A rule the IR breaks.
@@ -207,7 +207,7 @@ impl Validator<'_> {
                 found = Some(None);
             }
         }
-        if let Arrival::Renewal(e) = &p.arrival
+        if let Arrival::Renewal(e) | Arrival::Thinned(Thinned { rate: e, .. }) = &p.arrival
             && deep(e)
         {
             found = Some(None);
@@ -525,6 +525,8 @@ impl Validator<'_> {
     }
 
     fn arrival(&mut self) {
+        #[rustfmt::skip]
+        const RATE_READS: &str = "a poisson rate with a peak may use only constants, pure functions and `now` (no attribute, draw or observable)";
         match &self.p.arrival {
             Arrival::Poisson(rate) => {
                 if !(rate.is_finite() && *rate >= 0.0) {
@@ -566,6 +568,64 @@ impl Validator<'_> {
                 ));
             }
             Arrival::Batch(_) | Arrival::Closed(_) | Arrival::None => {}
+            Arrival::Trace(t) => {
+                if !(t.speed.is_finite() && t.speed > 0.0) {
+                    self.err(
+                        "arrival",
+                        format!(
+                            "arrive trace: speed {} must be above 0 and finite",
+                            num(t.speed)
+                        ),
+                    );
+                }
+                if !(t.start.is_finite() && t.start >= 0.0 && t.end > t.start) {
+                    self.err(
+                        "arrival",
+                        format!(
+                            "arrive trace: window ({}, {}) needs 0 ≤ start < end, start finite",
+                            num(t.start),
+                            num(t.end)
+                        ),
+                    );
+                }
+                if t.path.is_empty() {
+                    self.err("arrival", "arrive trace: the file name is empty");
+                }
+            }
+            Arrival::Thinned(t) => {
+                if !(t.peak.is_finite() && t.peak > 0.0) {
+                    self.err(
+                        "arrival",
+                        format!(
+                            "arrive poisson: peak {} must be above 0 and finite",
+                            num(t.peak)
+                        ),
+                    );
+                }
+                let mut bad = false;
+                t.rate.visit(&mut |e| {
+                    bad |= matches!(e, Expr::Attr(_) | Expr::Sample(..))
+                        || matches!(e, Expr::Ctx(c) if *c != Ctx::Now)
+                        || matches!(e, Expr::Call(f, _) if !matches!(f.signature(), FunKind::Pure(_)))
+                });
+                if bad {
+                    self.err("arrival", RATE_READS);
+                } else {
+                    self.expr(&t.rate, Moment::Rate);
+                    if let Some(r) = t.rate.constant_value()
+                        && !(r.is_finite() && r >= 0.0 && r <= t.peak)
+                    {
+                        self.err(
+                            "arrival",
+                            format!(
+                                "arrive poisson: rate {} must be a finite number between 0 and its peak {}",
+                                num(r),
+                                num(t.peak)
+                            ),
+                        );
+                    }
+                }
+            }
         }
     }
 
@@ -609,11 +669,27 @@ impl Validator<'_> {
                 ),
             );
         }
+        if let Arrival::Thinned(t) = &p.arrival
+            && h.is_finite()
+            && t.peak * h > super::MAX_EXPECTED_ARRIVALS
+        {
+            self.err(
+                "limits",
+                format!(
+                    "horizon {} with a poisson peak of {}: peak × horizon is at most 2^42",
+                    num(h),
+                    num(t.peak)
+                ),
+            );
+        }
         if let Some(n) = p.arrivals {
-            if !matches!(p.arrival, Arrival::Poisson(_) | Arrival::Renewal(_)) {
+            if !matches!(
+                p.arrival,
+                Arrival::Poisson(_) | Arrival::Renewal(_) | Arrival::Trace(_) | Arrival::Thinned(_)
+            ) {
                 self.err(
                     "run-options",
-                    "run: arrivals applies only to poisson or renewal workloads",
+                    "run: arrivals applies only to poisson, renewal or trace workloads",
                 );
             } else if n == 0 {
                 self.err("run-options", "run: arrivals must be at least 1");
@@ -1309,7 +1385,7 @@ impl Program {
             .flat_map(stage_exprs)
             .chain(self.pools.iter().flat_map(pool_exprs))
             .collect();
-        if let Arrival::Renewal(e) = &self.arrival {
+        if let Arrival::Renewal(e) | Arrival::Thinned(Thinned { rate: e, .. }) = &self.arrival {
             out.push(e);
         }
         out.extend(self.blocks.iter().flatten().flat_map(stmt_exprs));

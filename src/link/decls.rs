@@ -7,7 +7,7 @@
 //! is refused here, every other range rule is left to `Program::validate`.
 
 use super::exprs::Moment;
-use super::{Family, Linker, Overrides, RunOptions, names};
+use super::{ArriveItem, Family, Linker, Overrides, RunOptions, names};
 use crate::ir;
 use crate::syntax::Diagnostic;
 use crate::syntax::ast::{self, Ident, Span};
@@ -314,14 +314,16 @@ impl Linker<'_> {
     }
 
     /// The arrival law (`arrive none` when absent).
-    pub(super) fn arrival(
-        &mut self,
-        arrive: Option<&(&Ident, Option<&ast::Expr>, Span)>,
-    ) -> ir::Arrival {
-        let Some((law, arg, span)) = arrive else {
+    pub(super) fn arrival(&mut self, arrive: Option<ArriveItem<'_>>) -> ir::Arrival {
+        let Some(item) = arrive else {
             return ir::Arrival::None;
         };
+        let (law, arg, span) = (item.law, item.arg, &item.span);
         let law_name = law.name.as_str();
+        let clauses = self.arrive_clauses(law_name, item.clauses);
+        if let Some(path) = item.path {
+            return self.arrival_trace(path, &clauses);
+        }
         let Some(arg) = arg else {
             if law_name != "none" {
                 self.err(Diagnostic::new(
@@ -333,9 +335,23 @@ impl Linker<'_> {
             return ir::Arrival::None;
         };
         match law_name {
-            "poisson" => self
-                .constant(arg, "poisson rate")
-                .map_or(ir::Arrival::None, ir::Arrival::Poisson),
+            "poisson" if clauses.peak.is_some() => self.thinned(arg, &clauses),
+            "poisson" => {
+                if self.reads_now(arg) {
+                    self.err(
+                        Diagnostic::new(
+                            "arrival",
+                            arg.span,
+                            "a poisson rate that reads `now` needs a declared peak",
+                        )
+                        .with_label("reads `now`")
+                        .with_help("declare the most the rate ever is: `arrive poisson(r(now)) peak (R);` (a serq extension)"),
+                    );
+                    return ir::Arrival::None;
+                }
+                self.constant(arg, "poisson rate")
+                    .map_or(ir::Arrival::None, ir::Arrival::Poisson)
+            }
             "renewal" => {
                 let gap = self.lower_expr(arg, Moment::RENEWAL);
                 match gap.constant_value() {
@@ -399,6 +415,163 @@ impl Linker<'_> {
                 ir::Arrival::None
             }
         }
+    }
+
+    /// The clauses after the law (extensions), each folded to constants,
+    /// at most once, and only on the law it belongs to.
+    fn arrive_clauses(&mut self, law: &str, written: &[ast::ArriveClause]) -> ArriveClauses {
+        let mut out = ArriveClauses::default();
+        let mut seen: Vec<(&str, Span)> = Vec::new();
+        for c in written {
+            let word = c.word.name.as_str();
+            if let Some((_, first)) = seen.iter().find(|(w, _)| *w == word) {
+                self.twice(&format!("`{word}`"), c.span, *first);
+                continue;
+            }
+            seen.push((word, c.span));
+            let (owner, arity) = match word {
+                "peak" => ("poisson", 1),
+                "speed" => ("trace", 1),
+                _ => ("trace", 2),
+            };
+            if law != owner {
+                self.err(
+                    Diagnostic::new(
+                        "arrival",
+                        c.word.span,
+                        format!("`{word}` applies only to `arrive {owner}`"),
+                    )
+                    .with_help("`arrive poisson(rate) peak (r);`, `arrive trace \"FILE\" window (start, end) speed (x);`"),
+                );
+                continue;
+            }
+            if c.args.len() != arity {
+                let shape = if arity == 1 { "(x)" } else { "(start, end)" };
+                self.err(Diagnostic::new(
+                    "arity",
+                    c.span,
+                    format!(
+                        "`{word}` takes {arity} argument(s): `{word} {shape}`, got {}",
+                        c.args.len()
+                    ),
+                ));
+                continue;
+            }
+            let values: Vec<Option<f64>> = c
+                .args
+                .iter()
+                .map(|a| self.constant(a, &format!("`{word}`")))
+                .collect();
+            let [first, ..] = values[..] else { continue };
+            match word {
+                "peak" => {
+                    if let Some(r) = first
+                        && !(r.is_finite() && r > 0.0)
+                    {
+                        self.err(Diagnostic::new(
+                            "arrival",
+                            c.args[0].span,
+                            format!("a poisson peak must be above 0 and finite, found {r}"),
+                        ));
+                    } else {
+                        out.peak = first.map(|r| (r, c.span));
+                    }
+                }
+                "speed" => {
+                    if let Some(x) = first
+                        && !(x.is_finite() && x > 0.0)
+                    {
+                        self.err(Diagnostic::new(
+                            "arrival",
+                            c.args[0].span,
+                            format!("a trace's speed must be above 0 and finite, found {x}"),
+                        ));
+                    } else {
+                        out.speed = first;
+                    }
+                }
+                _ => {
+                    if let (Some(a), Some(b)) = (first, values[1]) {
+                        if !(a.is_finite() && a >= 0.0 && b > a) {
+                            self.err(
+                                Diagnostic::new(
+                                    "arrival",
+                                    c.span,
+                                    format!("window ({a}, {b}) is empty or reversed: it needs 0 ≤ start < end, start finite"),
+                                )
+                                .with_help("the window's start and end are seconds after the trace's first row"),
+                            );
+                        } else {
+                            out.window = Some((a, b));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// `arrive trace "FILE" [window (a, b)] [speed (x)];`.
+    fn arrival_trace(&mut self, path: &str, clauses: &ArriveClauses) -> ir::Arrival {
+        let (start, end) = clauses.window.unwrap_or((0.0, f64::INFINITY));
+        ir::Arrival::Trace(ir::ArrivalTrace {
+            path: path.to_string(),
+            speed: clauses.speed.unwrap_or(1.0),
+            start,
+            end,
+        })
+    }
+
+    /// `arrive poisson(rate) peak (r);`: the rate may read `now`.
+    fn thinned(&mut self, arg: &ast::Expr, clauses: &ArriveClauses) -> ir::Arrival {
+        let Some((peak, _)) = clauses.peak else {
+            return ir::Arrival::None;
+        };
+        let before = self.diags.len();
+        let rate = self.lower_expr(arg, Moment::RATE);
+        if self.diags.len() > before {
+            return ir::Arrival::None;
+        }
+        let mut bad = false;
+        rate.visit(&mut |e| {
+            bad |= matches!(e, ir::Expr::Sample(..))
+                || matches!(e, ir::Expr::Call(f, _) if !matches!(f.signature(), ir::FunKind::Pure(_)))
+        });
+        if bad {
+            self.err(Diagnostic::new(
+                "arrival",
+                arg.span,
+                "a poisson rate with a peak may use only constants, pure functions and `now` (no attribute, draw or observable)",
+            ));
+            return ir::Arrival::None;
+        }
+        match rate.constant_value() {
+            Some(r) if !(r.is_finite() && r >= 0.0 && r <= peak) => {
+                self.err(Diagnostic::new(
+                    "arrival",
+                    arg.span,
+                    format!(
+                        "the poisson rate {r} must be a finite number between 0 and its peak {peak}"
+                    ),
+                ));
+                ir::Arrival::None
+            }
+            Some(r) => ir::Arrival::Thinned(ir::Thinned {
+                rate: ir::Expr::Num(r),
+                peak,
+            }),
+            None => ir::Arrival::Thinned(ir::Thinned { rate, peak }),
+        }
+    }
+
+    /// Whether `e` reads `now` (its diagnostics as a rate are not kept).
+    fn reads_now(&mut self, e: &ast::Expr) -> bool {
+        let before = self.diags.len();
+        let lowered = self.lower_expr(e, Moment::RATE);
+        self.diags.truncate(before);
+        let mut now = false;
+        lowered.visit(&mut |x| now |= matches!(x, ir::Expr::Ctx(ir::Ctx::Now)));
+        now
     }
 
     /// The `run` block's options with the overrides applied.
@@ -494,4 +667,15 @@ impl Linker<'_> {
         }
         out
     }
+}
+
+/// The clauses after an arrival law, folded.
+#[derive(Default)]
+struct ArriveClauses {
+    /// `peak (r)` and where it was written.
+    peak: Option<(f64, Span)>,
+    /// `speed (x)`.
+    speed: Option<f64>,
+    /// `window (start, end)`.
+    window: Option<(f64, f64)>,
 }

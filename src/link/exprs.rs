@@ -28,6 +28,8 @@ impl Moment {
     pub(super) const PS: Moment = Moment::At(ir::Moment::PsCapacity);
     /// A renewal gap.
     pub(super) const RENEWAL: Moment = Moment::At(ir::Moment::Renewal);
+    /// A time-varying poisson rate (an extension).
+    pub(super) const RATE: Moment = Moment::At(ir::Moment::Rate);
 }
 
 const PURE: [(&str, ir::Fun); 9] = [

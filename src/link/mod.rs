@@ -68,6 +68,12 @@ pub struct Overrides {
     /// by [`crate::compile_ir`]; a program without a `trace` workload
     /// refuses it. [`crate::compile_source`] does not read traces.
     pub trace: Option<std::path::PathBuf>,
+    /// Replaces the file of `arrive trace "FILE"` (an extension;
+    /// `--arrival-trace FILE`, `compile(arrival_trace=…)`), as
+    /// [`Overrides::trace`] replaces a turn trace's: a relative path is read
+    /// from the caller's working directory; a program that does not arrive
+    /// by a trace refuses it.
+    pub arrival_trace: Option<std::path::PathBuf>,
 }
 
 /// A declared pool or stage family: its flattened entries `base..base+count`.
@@ -219,7 +225,7 @@ pub fn link_with_lints(
     for (stmts, id) in [&init, &turn, &session].into_iter().zip(ids) {
         l.lower_block(stmts, id);
     }
-    let arrival = l.arrival(parts.arrive.as_ref());
+    let arrival = l.arrival(parts.arrive);
     let options = l.run_options(overrides);
     if !l.diags.is_empty() {
         return Err(merge_repeats(l.diags));
@@ -356,11 +362,22 @@ struct Parts<'a> {
     client: Option<(Vec<ast::Stmt>, Span)>,
     /// The `server` block.
     server: Option<(Vec<ast::Stmt>, Span)>,
-    arrive: Option<(&'a Ident, Option<&'a ast::Expr>, Span)>,
+    arrive: Option<ArriveItem<'a>>,
     /// The names of every `hidden` line, in order.
     hidden: Vec<&'a Ident>,
     /// `trace "path" [ordered]`.
     trace: Option<(String, bool, Span)>,
+}
+
+/// The workload's `arrive` line as written.
+#[derive(Clone, Copy)]
+struct ArriveItem<'a> {
+    law: &'a Ident,
+    arg: Option<&'a ast::Expr>,
+    /// `arrive trace "FILE"`'s file.
+    path: Option<&'a str>,
+    clauses: &'a [ast::ArriveClause],
+    span: Span,
 }
 
 /// The folded `run` options.
@@ -425,11 +442,23 @@ impl<'a> Linker<'a> {
                     self.workload_span = Some(*span);
                     for w in items {
                         match w {
-                            ast::WorkloadItem::Arrive { law, arg, span } => {
-                                if let Some((_, _, first)) = parts.arrive {
-                                    self.twice("`arrive`", *span, first);
+                            ast::WorkloadItem::Arrive {
+                                law,
+                                arg,
+                                path,
+                                clauses,
+                                span,
+                            } => {
+                                if let Some(first) = parts.arrive {
+                                    self.twice("`arrive`", *span, first.span);
                                 } else {
-                                    parts.arrive = Some((law, arg.as_ref(), *span));
+                                    parts.arrive = Some(ArriveItem {
+                                        law,
+                                        arg: arg.as_ref(),
+                                        path: path.as_deref(),
+                                        clauses,
+                                        span: *span,
+                                    });
                                 }
                             }
                             ast::WorkloadItem::Init(b, span) => {

@@ -321,10 +321,15 @@ pub enum ServeOrder {
 pub enum WorkloadItem {
     /// `arrive poisson(e);` etc.; `law` is the word as written, `arg` absent for `none`.
     Arrive {
-        /// The law's word as written (`poisson`, `renewal`, `closed`, `batch`, `none`).
+        /// The law's word as written (`poisson`, `renewal`, `closed`, `batch`, `none`, `trace`).
         law: Ident,
-        /// Its argument; absent for `none`.
+        /// Its argument; absent for `none` and `trace`.
         arg: Option<Expr>,
+        /// `arrive trace "FILE"` (an extension): the file as written.
+        path: Option<String>,
+        /// The clauses after the law (extensions): `peak (r)`, `speed (x)`,
+        /// `window (a, b)`, as written.
+        clauses: Vec<ArriveClause>,
         /// The whole item.
         span: Span,
     },
@@ -345,6 +350,19 @@ pub enum WorkloadItem {
     },
     /// `session { … }` in a workload: the client side of `server`/`request` (spec §8.8).
     Session(Block, Span),
+}
+
+/// A clause after an arrival law (a serq extension): `peak (r)`, `speed
+/// (x)`, `window (a, b)`. The words are contextual: only here, before the
+/// `;`, are they read as clauses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArriveClause {
+    /// The clause's word.
+    pub word: Ident,
+    /// Its arguments in parentheses.
+    pub args: Vec<Expr>,
+    /// From the word to `)`.
+    pub span: Span,
 }
 
 /// `{ stmts }`

@@ -68,6 +68,13 @@ pub const KEYWORDS: &[&str] = &[
     "to",
 ];
 
+/// The clause words after an arrival law (serq extensions: `arrive
+/// poisson(r(now)) peak (R);`, `arrive trace "f" window (a, b) speed (x);`).
+/// Read as clauses only after the law and before its `;`, when a `(`
+/// follows; everywhere else they are names, so programs that use them as
+/// names (a `let speed`, a `def f(peak)`) keep working.
+pub const ARRIVE_CLAUSES: &[&str] = &["peak", "speed", "window"];
+
 /// What a token is.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TokenKind {

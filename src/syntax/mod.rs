@@ -14,6 +14,6 @@ pub mod sources;
 pub mod spelling;
 
 pub use diagnostic::{Diagnostic, Severity, render};
-pub use lexer::KEYWORDS;
+pub use lexer::{ARRIVE_CLAUSES, KEYWORDS};
 pub use parser::{parse, parse_at, parse_expr};
 pub use sources::Sources;

@@ -33,6 +33,24 @@ pub fn arrival(program: &Program) -> String {
         Arrival::Closed(n) => format!("closed({n})"),
         Arrival::Batch(n) => format!("batch({n})"),
         Arrival::None => "none".to_string(),
+        Arrival::Trace(t) => {
+            let file = std::path::Path::new(&t.path)
+                .file_name()
+                .map_or(t.path.clone(), |f| f.to_string_lossy().into_owned());
+            let mut text = format!("trace \"{file}\"");
+            if t.start > 0.0 || t.end < f64::INFINITY {
+                text += &format!(" window ({}, {})", number(t.start), number(t.end));
+            }
+            if t.speed != 1.0 {
+                text += &format!(" speed ({})", number(t.speed));
+            }
+            text
+        }
+        Arrival::Thinned(t) => format!(
+            "poisson({}) peak ({})",
+            expr(program, &t.rate),
+            number(t.peak)
+        ),
     }
 }
 

@@ -202,7 +202,7 @@ fn run_block_rules() {
     );
     refused(
         "workload { arrive batch(1); } run { horizon 5; arrivals 3; }",
-        &["arrivals", "poisson or renewal"],
+        &["arrivals", "poisson, renewal or trace"],
     );
 }
 

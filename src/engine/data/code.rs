@@ -315,6 +315,8 @@ pub struct Code {
     pub capacity: Vec<Option<Expr>>,
     /// The renewal gap, if the workload is a renewal.
     pub renewal: Option<Expr>,
+    /// The rate of `poisson(rate) peak (r)`, and its peak (an extension).
+    pub thinned: Option<(Expr, f64)>,
     /// Every stage's step options (`None` for other kinds).
     pub steps: Vec<Option<StepCode>>,
     /// Every pool member's serving options.
@@ -362,6 +364,10 @@ impl Code {
             .collect();
         let renewal = match &program.arrival {
             ir::Arrival::Renewal(e) => Some(expr(e)),
+            _ => None,
+        };
+        let thinned = match &program.arrival {
+            ir::Arrival::Thinned(t) => Some((expr(&t.rate), t.peak)),
             _ => None,
         };
         let steps = program
@@ -460,6 +466,7 @@ impl Code {
             blocks,
             capacity,
             renewal,
+            thinned,
             steps,
             pools,
             caching,
@@ -527,6 +534,9 @@ impl Code {
             e.slots(f);
         }
         if let Some(e) = &mut self.renewal {
+            e.slots(f);
+        }
+        if let Some((e, _)) = &mut self.thinned {
             e.slots(f);
         }
         for step in self.steps.iter_mut().flatten() {

@@ -15,3 +15,4 @@ pub mod rng;
 pub mod session;
 pub mod stage;
 pub mod stats;
+pub mod traffic;

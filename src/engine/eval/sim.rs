@@ -29,6 +29,7 @@ use crate::engine::data::session::{
     AttrRows, Continuation, Dealings, Draws, Holding, Life, Vacant,
 };
 use crate::engine::data::stage::{Service, StageLoad, StageStats};
+use crate::engine::data::traffic::Traffic;
 use crate::engine::eval::evaluate::{Cx, Fault, Moment, eval};
 use crate::engine::flows::FlowSystem;
 use crate::engine::interface::RunError;
@@ -63,6 +64,8 @@ pub struct Sessions<'w, 's> {
     pub vacant: &'w mut Vacant,
     /// The workload's trace and each session's place in it.
     pub replay: &'w mut Replay,
+    /// The workload's arrival trace, when it arrives by one (an extension).
+    pub traffic: &'w mut Traffic,
 }
 
 /// The stage members: their components and the columns expressions read.
@@ -114,6 +117,7 @@ pub struct SessionsParam<'w, 's> {
     attrs: ResMut<'w, AttrRows>,
     vacant: ResMut<'w, Vacant>,
     replay: ResMut<'w, Replay>,
+    traffic: ResMut<'w, Traffic>,
 }
 
 /// The stages' part of [`SimParam`].
@@ -174,6 +178,7 @@ impl<'w, 's> SimParam<'w, 's> {
                 attrs: sessions.attrs.into_inner(),
                 vacant: sessions.vacant.into_inner(),
                 replay: sessions.replay.into_inner(),
+                traffic: sessions.traffic.into_inner(),
             },
             stages: Stages {
                 members: stages.members,

@@ -31,12 +31,13 @@ use crate::engine::data::resources::{
 use crate::engine::data::rng::{Stream, Streams};
 use crate::engine::data::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
 use crate::engine::data::stage::{Service, StageLoad, StageStats};
+use crate::engine::data::traffic::Traffic;
 use crate::engine::eval::sim::{Sim, SimParam};
 use crate::engine::flows::FlowSystem;
 use crate::engine::interface::{PROGRESS_EVERY, RunError, RunOptions, SessionCounts};
 use crate::engine::run::invariants::{Verdict, check_invariants};
 use crate::engine::run::report::{End, Output, fill_report};
-use crate::engine::systems::arrive::{arrive, create_session, renewal_gap};
+use crate::engine::systems::arrive::{arrive, create_session, renewal_gap, thinned_arrival};
 use crate::engine::systems::budget::refresh_budget_left;
 use crate::engine::systems::end_flow::end_flow;
 use crate::engine::systems::end_job::{end_delay_job, end_job, end_ps_job};
@@ -110,6 +111,7 @@ pub fn build(program: &ValidProgram) -> World {
         engines: Waiting::new(prog.stages.len()),
     });
     world.insert_resource(Replay::default());
+    world.insert_resource(Traffic::default());
     world.insert_resource(KvPools::new(
         &prog.pools.iter().map(|p| p.block).collect::<Vec<_>>(),
         warmup,
@@ -211,6 +213,15 @@ pub fn run(
             cursor: Vec::new(),
         });
     }
+    if let Arrival::Trace(spec) = &prog.arrival {
+        let traffic = Traffic::open(spec).map_err(|e| RunError {
+            message: e.to_string(),
+            at: None,
+            session: None,
+            time: 0.0,
+        })?;
+        world.insert_resource(traffic);
+    }
     let initial = match prog.arrival {
         // All n live at once, and the one vacant the loop keeps: a batch
         // never grows its tables (growth doubles them) after the start.
@@ -273,6 +284,18 @@ pub fn run(
                 }
             }
             Arrival::Poisson(_) => sim.time.events.schedule(0.0, EventKind::Arrival),
+            Arrival::Trace(_) => {
+                if let Some(t) = sim.sessions.traffic.next_time() {
+                    sim.time.events.schedule(t, EventKind::Arrival);
+                }
+            }
+            // Unlike `poisson(λ)`'s, the first arrival is not forced at 0.
+            Arrival::Thinned(_) => {
+                let t = thinned_arrival(code, &mut sim)?;
+                if t.is_finite() {
+                    sim.time.events.schedule(t, EventKind::Arrival);
+                }
+            }
             Arrival::Renewal(_) => {
                 let gap = renewal_gap(code, &mut sim)?;
                 sim.time.events.schedule(gap, EventKind::Arrival);

@@ -22,8 +22,15 @@ use crate::ir::{self, Arrival};
 /// arrival is scheduled (unless the `arrivals` count is reached).
 pub fn arrive(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     sim.sessions.census.open_arrivals += 1;
-    create_session(code, sim)?;
     let prog = &code.program;
+    if let Arrival::Trace(_) = prog.arrival {
+        // The row arriving now gives the session its sizes; the next is read.
+        sim.sessions
+            .traffic
+            .take()
+            .map_err(|e| sim.error(e.to_string()))?;
+    }
+    create_session(code, sim)?;
     if prog
         .arrivals
         .is_none_or(|limit| sim.sessions.census.open_arrivals < limit)
@@ -34,11 +41,69 @@ pub fn arrive(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
                 let u = streams.arrival.uniform(&mut streams.first);
                 sim.time.clock.now + exponential_of(1.0 / rate, u)
             }
+            // An exhausted trace, or no candidate accepted by the horizon:
+            // no more arrivals.
+            Arrival::Trace(_) => sim.sessions.traffic.next_time().unwrap_or(f64::INFINITY),
+            Arrival::Thinned(_) => thinned_arrival(code, sim)?,
             _ => renewal_gap(code, sim)?,
         };
-        sim.time.events.schedule(next, EventKind::Arrival);
+        if next.is_finite() {
+            sim.time.events.schedule(next, EventKind::Arrival);
+        }
     }
     Ok(())
+}
+
+/// The time of the next arrival of `poisson(rate) peak (r)` after now, by
+/// thinning: candidates come at rate r (exponential gaps from the arrival
+/// stream) and each is accepted with probability rate(t) / r (a second
+/// uniform from the same stream), rate(t) read with `now` = t. Infinite
+/// when no candidate up to the horizon is accepted. A rate above its peak,
+/// negative or NaN at a candidate is a run-time error at that time.
+pub fn thinned_arrival(code: &Code, sim: &mut Sim) -> Result<f64, RunError> {
+    let Some((rate, peak)) = &code.thinned else {
+        return Ok(f64::INFINITY);
+    };
+    let (start, peak) = (sim.time.clock.now, *peak);
+    let mut t = start;
+    loop {
+        let streams = &mut *sim.time.streams;
+        let u = streams.arrival.uniform(&mut streams.first);
+        t += exponential_of(1.0 / peak, u);
+        if t > code.program.horizon {
+            return Ok(f64::INFINITY);
+        }
+        // The rate reads `now`: the clock stands at the candidate while it is read.
+        sim.time.clock.now = t;
+        let r = sim.evaluate_outside(
+            rate,
+            Outside {
+                present: f64::NAN,
+                moment: &Moment::NONE,
+                serial: u64::MAX,
+                attrs: OutsideAttrs::None,
+                stream: RunStream::Arrival,
+            },
+        );
+        // An error is made with the clock at the candidate: it names that time.
+        let r = r.map_err(|m| sim.error(format!("arrive poisson(…) peak ({peak}): rate: {m}")))?;
+        if !(0.0..=peak).contains(&r) {
+            let why = if r > peak {
+                "above its declared peak; declare a peak at least as high as the rate ever is"
+            } else {
+                "not a number ≥ 0"
+            };
+            return Err(sim.error(format!(
+                "arrive poisson(…) peak ({peak}): the rate at t = {t} is {r}, {why}"
+            )));
+        }
+        sim.time.clock.now = start;
+        let streams = &mut *sim.time.streams;
+        let v = streams.arrival.uniform(&mut streams.first);
+        if v * peak < r {
+            return Ok(t);
+        }
+    }
 }
 
 /// The time of the next renewal arrival (now + a fresh gap).
@@ -95,6 +160,15 @@ pub fn create_session(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     zero(attrs);
     if let Some(a) = attrs.get_mut(code.column(ir::SLOT_SERIAL)) {
         *a = serial as f64;
+    }
+    if let Some((new, out)) = sim.sessions.traffic.sizes() {
+        let attrs = sim.sessions.attrs.of_mut(row);
+        if let Some(a) = attrs.get_mut(code.column(ir::SLOT_NEW)) {
+            *a = new;
+        }
+        if let Some(a) = attrs.get_mut(code.column(ir::SLOT_OUT)) {
+            *a = out;
+        }
     }
     sim.sessions.census.live += 1;
     sim.sessions.census.live_changed(now);

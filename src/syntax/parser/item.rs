@@ -5,10 +5,10 @@
 use super::{Fail, PResult, Parser};
 use crate::syntax::Diagnostic;
 use crate::syntax::ast::{
-    DefBody, Expr, Item, Opt, PoolOption, Program, ServeOrder, Span, StageKind, StepOption,
-    WorkloadItem,
+    ArriveClause, DefBody, Expr, Item, Opt, PoolOption, Program, ServeOrder, Span, StageKind,
+    StepOption, WorkloadItem,
 };
-use crate::syntax::lexer::TokenKind;
+use crate::syntax::lexer::{ARRIVE_CLAUSES, TokenKind};
 
 impl Parser<'_> {
     /// The whole program: items until the end of the text.
@@ -501,6 +501,24 @@ impl Parser<'_> {
         })
     }
 
+    /// `word (e, …)` after an arrival law, at the word.
+    fn arrive_clause(&mut self) -> PResult<ArriveClause> {
+        let start = self.span();
+        let word = self.name()?;
+        let context = format!("after `{}`", word.name);
+        let open = self.expect(TokenKind::LParen, &context)?;
+        let mut args = vec![self.expr()?];
+        while self.eat(&TokenKind::Comma) {
+            args.push(self.expr()?);
+        }
+        self.expect_close(TokenKind::RParen, open)?;
+        Ok(ArriveClause {
+            word,
+            args,
+            span: self.since(start),
+        })
+    }
+
     /// One item of the workload block.
     fn workload_item(&mut self) -> PResult<WorkloadItem> {
         let start = self.span();
@@ -508,8 +526,15 @@ impl Parser<'_> {
             Some("arrive") => {
                 self.bump();
                 let law = self.name()?;
+                let path = if law.name == "trace" {
+                    Some(self.string(
+                        "a file name in quotes after `arrive trace` (`arrive trace \"t.csv\";`)",
+                    )?)
+                } else {
+                    None
+                };
                 let arg = match law.name.as_str() {
-                    "none" => None,
+                    "none" | "trace" => None,
                     "poisson" | "renewal" | "closed" | "batch" => {
                         Some(self.paren_expr(&format!("around the argument of `{}`", law.name))?)
                     }
@@ -517,10 +542,19 @@ impl Parser<'_> {
                     _ if self.at(&TokenKind::LParen) => Some(self.paren_expr("")?),
                     _ => None,
                 };
+                let mut clauses = Vec::new();
+                while let Some(word) = self.word()
+                    && ARRIVE_CLAUSES.contains(&word)
+                    && matches!(self.nth(1), TokenKind::LParen)
+                {
+                    clauses.push(self.arrive_clause()?);
+                }
                 self.expect_semi("the `arrive` line")?;
                 Ok(WorkloadItem::Arrive {
                     law,
                     arg,
+                    path,
+                    clauses,
                     span: self.since(start),
                 })
             }
