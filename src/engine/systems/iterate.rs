@@ -15,7 +15,7 @@ use smallvec::SmallVec;
 
 use crate::engine::data::code::{Code, ctx_index};
 use crate::engine::data::events::EventKind;
-use crate::engine::data::session::Wait;
+use crate::engine::data::session::{Dealings, Wait};
 use crate::engine::data::stage::Service;
 use crate::engine::eval::evaluate::{Moment, eval};
 use crate::engine::eval::sim::{Sim, lost, made};
@@ -97,19 +97,7 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
     };
     let mut handout = Handout::new(budget, chunk, step.exclusive, prefill_resident);
     let mut preempted = false;
-    // The residents in serve order, by place: a preemption may take one
-    // out anywhere, so each is found again (at its place, normally).
-    let mut i = 0;
-    while let Some(e) = engine_of(sim, s)?
-        .engine()
-        .and_then(|engine| engine.residents.get(i).map(|r| r.session))
-    {
-        serve(code, sim, s, i, e, &mut handout, &mut preempted)?;
-        i = match engine_of(sim, s)?.engine().and_then(|g| g.find_at(i, e)) {
-            Some(j) => j + 1,
-            None => i,
-        };
-    }
+    serve_in_order(code, sim, s, &mut handout, &mut preempted)?;
     if !preempted && handout.admits() {
         admit(code, sim, s, &mut handout, &mut preempted)?;
     }
@@ -257,6 +245,102 @@ fn serve_ranks(code: &Code, sim: &mut Sim, s: usize, budget: &Moment) -> Result<
     Ok(())
 }
 
+/// The residents of step stage `s`, in serve order, take their tokens.
+/// Most are served in place ([`serve_in_place`]); one whose growth needs
+/// units goes through [`serve`], whose preemption may take residents out
+/// anywhere, so the walk finds its place again (normally where it was).
+fn serve_in_order(
+    code: &Code,
+    sim: &mut Sim,
+    s: usize,
+    handout: &mut Handout,
+    preempted: &mut bool,
+) -> Result<(), RunError> {
+    let mut i = 0;
+    loop {
+        match serve_in_place(sim, s, &mut i, handout)? {
+            InPlace::Done => return Ok(()),
+            InPlace::WithdrawDecodes => withdraw_decodes(sim, s)?,
+            InPlace::Grows(e) => {
+                serve(code, sim, s, i, e, handout, preempted)?;
+                i = match engine_of(sim, s)?.engine().and_then(|g| g.find_at(i, e)) {
+                    Some(j) => j + 1,
+                    None => i,
+                };
+            }
+        }
+    }
+}
+
+/// Why [`serve_in_place`] stopped.
+enum InPlace {
+    /// Every resident from the start place on was served.
+    Done,
+    /// A prefill took the iteration alone (`exclusive prefill`): the
+    /// decode grants before it are withdrawn, then the walk goes on.
+    WithdrawDecodes,
+    /// The resident at the place, of this session, must grow its hold (or
+    /// holds no frame of its `growing` pool): [`serve`] serves it.
+    Grows(Entity),
+}
+
+/// Serves the residents of step stage `s` from place `*at` on, as
+/// [`serve`] would, while none needs more units: one borrow of the engine
+/// and the sessions' dealings for the whole walk, where [`serve`] looks
+/// both up per resident. Leaves `*at` at the first resident not served.
+fn serve_in_place(
+    sim: &mut Sim,
+    s: usize,
+    at: &mut usize,
+    handout: &mut Handout,
+) -> Result<InPlace, RunError> {
+    let now = sim.time.clock.now;
+    let (mut service, _) = made!(
+        sim.stages.members.get_mut(sim.stages.entities[s]),
+        "stage",
+        now
+    );
+    let Some(engine) = service.engine() else {
+        return Ok(InPlace::Done);
+    };
+    let blocks = &sim.pools.kv.block;
+    while let Some(&r) = engine.residents.get(*at) {
+        if r.stalled {
+            *at += 1;
+            continue;
+        }
+        let tokens = handout.offer(r.mode, r.remaining);
+        if tokens <= 0.0 {
+            *at += 1;
+            continue;
+        }
+        let mut k = 0.0;
+        if let Some(p) = r.growing {
+            let mut d = made!(sim.sessions.dealings.get_mut(r.session), "session", now);
+            let Some((h, i)) = innermost_of(&d, p) else {
+                return Ok(InPlace::Grows(r.session));
+            };
+            let x = d.holds()[h].pools[i];
+            if StalledGrowth::of(x.units, x.position, tokens, blocks[p as usize]).is_some() {
+                return Ok(InPlace::Grows(r.session));
+            }
+            let frame = &mut d.get().holds[h];
+            frame.ran = true;
+            frame.pools[i].position = x.position + tokens;
+            k = x.position;
+        }
+        // `take` withdraws decodes only for a prefill: this resident keeps
+        // its grant whether it is given before or after the withdrawal.
+        let withdrawal = handout.take(r.mode, tokens, k);
+        engine.residents[*at].granted = tokens;
+        *at += 1;
+        if withdrawal == Withdrawal::Decodes {
+            return Ok(InPlace::WithdrawDecodes);
+        }
+    }
+    Ok(InPlace::Done)
+}
+
 /// The resident of session `e` at step stage `s` takes its tokens from the
 /// hand-out, its growing hold first grown to cover them.
 #[allow(clippy::too_many_arguments)]
@@ -388,7 +472,11 @@ fn withdraw_decodes(sim: &mut Sim, s: usize) -> Result<(), RunError> {
 
 /// The innermost hold frame (and entry) of session `e` holding pool `p`.
 fn innermost(sim: &Sim, e: Entity, p: u32) -> Option<(usize, usize)> {
-    let d = sim.sessions.dealings.get(e).ok()?;
+    innermost_of(sim.sessions.dealings.get(e).ok()?, p)
+}
+
+/// The innermost hold frame (and entry) of `d` holding pool `p`.
+fn innermost_of(d: &Dealings, p: u32) -> Option<(usize, usize)> {
     for (h, frame) in d.holds().iter().enumerate().rev() {
         for (i, x) in frame.pools.iter().enumerate() {
             if x.pool == p && !x.released {
