@@ -15,6 +15,7 @@ use smallvec::SmallVec;
 
 use crate::engine::data::code::{Code, ctx_index};
 use crate::engine::data::events::EventKind;
+use crate::engine::data::residents::{Engine, Resident};
 use crate::engine::data::session::{Dealings, Wait};
 use crate::engine::data::stage::Service;
 use crate::engine::eval::evaluate::{Moment, eval};
@@ -198,6 +199,10 @@ fn cost_error(code: &Code, sim: &mut Sim, s: usize, cost: f64, tokens: f64) -> R
 /// number, then the join order.
 fn serve_ranks(code: &Code, sim: &mut Sim, s: usize, budget: &Moment) -> Result<(), RunError> {
     let keys = code.steps[s].as_ref().map_or(&[][..], |st| &st.keys[..]);
+    if keys.is_empty() {
+        rank_by_admission(engine_of(sim, s)?.engine());
+        return Ok(());
+    }
     let mut residents = match engine_of(sim, s)?.engine() {
         Some(engine) => std::mem::take(&mut engine.residents),
         None => return Ok(()),
@@ -339,6 +344,29 @@ fn serve_in_place(
         }
     }
     Ok(InPlace::Done)
+}
+
+/// The serve order without keys: by admission number, then join order
+/// ([`serve_order`] with empty keys), sorted in place. The residents are
+/// usually in that order already (the last iteration's, newcomers after).
+fn rank_by_admission(engine: Option<&mut Engine>) {
+    let Some(engine) = engine else {
+        return;
+    };
+    let before = |a: &Resident, b: &Resident| {
+        a.admission
+            .total_cmp(&b.admission)
+            .then(a.order.cmp(&b.order))
+    };
+    if !engine
+        .residents
+        .is_sorted_by(|a, b| before(a, b) != std::cmp::Ordering::Greater)
+    {
+        engine.residents.sort_unstable_by(before);
+    }
+    for (rank, r) in engine.residents.iter_mut().enumerate() {
+        r.rank = rank as u32;
+    }
 }
 
 /// The resident of session `e` at step stage `s` takes its tokens from the
