@@ -64,6 +64,22 @@ pub fn budget_moment(code: &Code, sim: &Sim, s: usize) -> Result<Moment, RunErro
     Ok(moment)
 }
 
+/// The Budget moment of engine `s` when `budget`, `chunk` or the serve
+/// keys read it; otherwise no moment (`Moment::NONE`), which saves the walk
+/// over the residents (both are usually numbers).
+pub fn budget_moment_if_read(code: &Code, sim: &Sim, s: usize) -> Result<Moment, RunError> {
+    match &code.steps[s] {
+        Some(step)
+            if step.keys.is_empty()
+                && matches!(step.budget, Expr::Num(_))
+                && matches!(step.chunk, Expr::Num(_)) =>
+        {
+            Ok(Moment::NONE)
+        }
+        _ => budget_moment(code, sim, s),
+    }
+}
+
 /// Evaluates engine `s`'s expression `x` (its `what`) at `moment`.
 pub fn eval_engine(
     code: &Code,
@@ -73,6 +89,10 @@ pub fn eval_engine(
     moment: &Moment,
     what: &str,
 ) -> Result<f64, RunError> {
+    // A number reads nothing and draws nothing: no scope is needed.
+    if let Expr::Num(v) = x {
+        return Ok(*v);
+    }
     let scope = Outside {
         present: f64::NAN,
         moment,
@@ -112,7 +132,7 @@ pub fn budget_and_chunk(
 
 /// Refreshes engine `s`'s `budget_left(E)` column: `max(0, B − Σ want)`.
 pub fn refresh_budget_left(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunError> {
-    let moment = budget_moment(code, sim, s)?;
+    let moment = budget_moment_if_read(code, sim, s)?;
     let (budget, chunk) = budget_and_chunk(code, sim, s, &moment)?;
     let (service, _) = made!(
         sim.stages.members.get(sim.stages.entities[s]),

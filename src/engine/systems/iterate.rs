@@ -27,7 +27,7 @@ use crate::engine::serving::order::{Rank, serve_order};
 use crate::engine::serving::position::StalledGrowth;
 use crate::engine::systems::admit::{head, try_admit};
 use crate::engine::systems::budget::{
-    budget_and_chunk, budget_moment, eval_engine, refresh_budget_left,
+    budget_and_chunk, budget_moment_if_read, eval_engine, refresh_budget_left,
 };
 use crate::engine::systems::caching::make_room;
 use crate::engine::systems::preempt::{Fit, Taken, make_fit};
@@ -78,7 +78,7 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
     let Some(step) = &code.steps[s] else {
         return Ok(());
     };
-    let moment = budget_moment(code, sim, s)?;
+    let moment = budget_moment_if_read(code, sim, s)?;
     let (budget, chunk) = budget_and_chunk(code, sim, s, &moment)?;
     if budget <= 0.0 {
         // Nothing is scheduled; the engine tries again at the next settle.
