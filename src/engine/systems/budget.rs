@@ -10,7 +10,7 @@
 
 use bevy_ecs::prelude::*;
 
-use crate::engine::data::code::{Code, Expr, ctx_index};
+use crate::engine::data::code::{Code, Expr, StepCode, ctx_index};
 use crate::engine::eval::evaluate::Moment;
 use crate::engine::eval::sim::{Outside, OutsideAttrs, RunStream, Sim, made};
 use crate::engine::interface::RunError;
@@ -69,15 +69,15 @@ pub fn budget_moment(code: &Code, sim: &Sim, s: usize) -> Result<Moment, RunErro
 /// over the residents (both are usually numbers).
 pub fn budget_moment_if_read(code: &Code, sim: &Sim, s: usize) -> Result<Moment, RunError> {
     match &code.steps[s] {
-        Some(step)
-            if step.keys.is_empty()
-                && matches!(step.budget, Expr::Num(_))
-                && matches!(step.chunk, Expr::Num(_)) =>
-        {
-            Ok(Moment::NONE)
-        }
+        Some(step) if step.keys.is_empty() && budget_reads_nothing(step) => Ok(Moment::NONE),
         _ => budget_moment(code, sim, s),
     }
+}
+
+/// Whether `budget` and `chunk` are numbers: they read no moment and no
+/// state and draw nothing, so `budget_left` depends on the wants alone.
+pub fn budget_reads_nothing(step: &StepCode) -> bool {
+    matches!(step.budget, Expr::Num(_)) && matches!(step.chunk, Expr::Num(_))
 }
 
 /// Evaluates engine `s`'s expression `x` (its `what`) at `moment`.

@@ -27,7 +27,7 @@ use crate::engine::serving::order::{Rank, serve_order};
 use crate::engine::serving::position::StalledGrowth;
 use crate::engine::systems::admit::{head, try_admit};
 use crate::engine::systems::budget::{
-    budget_and_chunk, budget_moment_if_read, eval_engine, refresh_budget_left,
+    budget_and_chunk, budget_moment_if_read, budget_reads_nothing, eval_engine, refresh_budget_left,
 };
 use crate::engine::systems::caching::make_room;
 use crate::engine::systems::preempt::{Fit, Taken, make_fit};
@@ -86,7 +86,7 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
     }
     sim.stages.dirty.engines.remove(s);
     serve_ranks(code, sim, s, &moment)?;
-    let prefill_resident = {
+    let prefill_resident = step.exclusive && {
         let engine = engine_of(sim, s)?;
         let Service::Step(engine) = &*engine else {
             return Ok(());
@@ -164,6 +164,12 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
         now + cost.max(0.0),
         EventKind::IterationEnd(s as u32, generation),
     );
+    // With a budget and chunk that are numbers, `budget_left` follows the
+    // residents' wants only, and every join and preemption during the
+    // forming refreshed it already (grants do not change a want).
+    if budget_reads_nothing(step) {
+        return Ok(());
+    }
     refresh_budget_left(code, sim, s)
 }
 
