@@ -11,8 +11,6 @@
 
 use std::cell::Cell;
 
-use smallvec::SmallVec;
-
 use crate::engine::data::code::{CTX_COUNT, Expr, Leaf, Member, Observable, Op};
 use crate::engine::data::kv::KvPools;
 use crate::engine::data::pool::PoolLevels;
@@ -283,16 +281,11 @@ fn observe(what: Observable, m: usize, cx: &Cx<'_>) -> Result<f64, Fault> {
 }
 
 /// [`observe`] in flat code, where `price` takes its two numbers off the stack.
-fn observe_op(
-    what: Observable,
-    m: usize,
-    cx: &Cx<'_>,
-    stack: &mut SmallVec<[f64; 16]>,
-) -> Result<f64, Fault> {
+fn observe_op(what: Observable, m: usize, cx: &Cx<'_>, stack: &mut Stack) -> Result<f64, Fault> {
     match what {
         Observable::Price => {
-            let ds = stack.pop().unwrap_or(f64::NAN);
-            let s_hit = stack.pop().unwrap_or(f64::NAN);
+            let ds = stack.pop();
+            let s_hit = stack.pop();
             Ok(cx.load.est[m].price(s_hit, ds))
         }
         _ => observe(what, m, cx),
@@ -300,10 +293,10 @@ fn observe_op(
 }
 
 fn run(ops: &[Op], cx: &mut Cx<'_>) -> Result<f64, Fault> {
-    let mut stack: SmallVec<[f64; 16]> = SmallVec::new();
+    let mut stack = Stack::new();
     // Every op pops only what earlier ops pushed (the compiler emits
     // operands before operators), so the stack never underflows.
-    let pop = |stack: &mut SmallVec<[f64; 16]>| stack.pop().unwrap_or(f64::NAN);
+    let pop = |stack: &mut Stack| stack.pop();
     let mut pc = 0;
     while let Some(op) = ops.get(pc) {
         pc += 1;
@@ -369,6 +362,50 @@ fn run(ops: &[Op], cx: &mut Cx<'_>) -> Result<f64, Fault> {
         stack.push(x);
     }
     Ok(pop(&mut stack))
+}
+
+/// Flat code's operand stack: a fixed array for the usual shallow
+/// expression, spilling to a vector past it. A pop of the empty stack is
+/// NaN (it cannot happen: operands come before their operators).
+struct Stack {
+    inline: [f64; STACK_INLINE],
+    len: usize,
+    spill: Vec<f64>,
+}
+
+/// Operands held without the spill vector.
+const STACK_INLINE: usize = 16;
+
+impl Stack {
+    #[inline(always)]
+    fn new() -> Stack {
+        Stack {
+            inline: [0.0; STACK_INLINE],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, x: f64) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => *slot = x,
+            None => self.spill.push(x),
+        }
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> f64 {
+        if self.len == 0 {
+            return f64::NAN;
+        }
+        self.len -= 1;
+        match self.inline.get(self.len) {
+            Some(&x) => x,
+            None => self.spill.pop().unwrap_or(f64::NAN),
+        }
+    }
 }
 
 /// `-mean·ln(1 - u)`: an exponential of `mean` by inversion of the uniform `u`.
