@@ -26,12 +26,14 @@ use crate::state;
 /// Columns and rows: what every study function returns to Python.
 type Rows<'py> = (Vec<String>, Vec<Vec<Bound<'py, PyAny>>>);
 
-/// A cell as Python holds it: a float, a bool, or `None` where undefined
-/// (a non-finite number too, as `serq sweep` leaves its cell empty).
+/// A cell as Python holds it: a float, a bool, a str (`stability`), or
+/// `None` where undefined (a non-finite number too, as `serq sweep` leaves
+/// its cell empty).
 fn cell<'py>(py: Python<'py>, c: Cell) -> PyResult<Bound<'py, PyAny>> {
     Ok(match c {
         Cell::Number(_) => c.number().into_pyobject(py)?.into_any(),
         Cell::Flag(b) => b.into_pyobject(py)?.into_any(),
+        Cell::Word(w) => w.into_pyobject(py)?.into_any(),
     })
 }
 
