@@ -481,7 +481,13 @@ fn a_sweep_folds_a_family_above_16_members_at_any_point_of_its_grid() {
     assert_eq!(csv.lines().count(), 3);
     // The help names the folded columns and both flags.
     let help = stdout_of(&["sweep", "--help"]);
-    for word in ["STAGE.util.min", "STAGE.util.max", "--by-family", "--members", "`stability`"] {
+    for word in [
+        "STAGE.util.min",
+        "STAGE.util.max",
+        "--by-family",
+        "--members",
+        "`stability`",
+    ] {
         assert!(help.contains(word), "{word}: {help}");
     }
 }
