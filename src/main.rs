@@ -145,7 +145,7 @@ enum Command {
     /// rest). A progress bar is drawn on stderr when it is a terminal,
     /// never otherwise.
     #[command(
-        after_help = "Examples:\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,3,4 --replications 5 --out results.csv\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:4 --grid ND=2,4 --format jsonl\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,4 --replications 5 --plot ttft.svg --x lam --y ttft.p99 --log-y\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,3,4 --replications 5 --out results.csv --resume"
+        after_help = "Examples:\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,3,4 --replications 5 --out results.csv\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:4 --grid ND=2,4 --format jsonl\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,4 --replications 5 --plot ttft.svg --x lam --y ttft.p99 --log-y\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,3,4 --replications 5 --out results.csv --resume\n  serq sweep examples/pd-disaggregation/nixl_pull.sq --grid ND=8,32 --by-family --out by-family.csv"
     )]
     Sweep {
         #[command(flatten)]
