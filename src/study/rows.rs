@@ -604,3 +604,33 @@ fn parse_cell(text: &str, kind: Kind) -> Result<Cell, String> {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Verdict;
+
+    #[test]
+    fn the_stability_words_are_the_verdicts_names() {
+        let names = [Verdict::Steady, Verdict::Transient, Verdict::Overloaded].map(Verdict::name);
+        assert_eq!(names, STABILITY_WORDS);
+    }
+
+    #[test]
+    fn a_stability_cell_outside_the_vocabulary_is_refused_naming_the_words() {
+        let columns = ["replications".to_string(), "stability".to_string()];
+        let rows = read_csv("replications,stability\n2,overloaded\n3,\n", &columns).unwrap();
+        assert_eq!(rows[0][1], Cell::Word(Some("overloaded")));
+        assert_eq!(rows[1][1], Cell::Word(None));
+        let e = read_csv("replications,stability\n2,calm\n", &columns).unwrap_err();
+        assert_eq!(
+            e,
+            "row 1: `calm` is not one of steady, transient, overloaded"
+        );
+        let e = read_jsonl("{\"replications\":2,\"stability\":\"calm\"}\n", &columns).unwrap_err();
+        assert_eq!(
+            e,
+            "line 1: `calm` is not one of steady, transient, overloaded"
+        );
+    }
+}
