@@ -114,21 +114,29 @@ enum Command {
     /// point uses seed base + k (base: --seed or the program's seed), so
     /// the points share their random numbers. One row per point is written,
     /// the same whatever the number of threads. Columns, in order: each
-    /// grid parameter (in --grid order); `replications`; for each
-    /// observation (program order) `NAME.mean` and `NAME.ci` (the mean
-    /// across replications and its 95% Student-t half-width, empty/null
-    /// below 2 replications), then `NAME.p50`, `NAME.p50_ci`, `NAME.p90`,
-    /// `NAME.p90_ci`, `NAME.p99`, `NAME.p99_ci` (each replication's
-    /// nearest-rank percentile, estimated the same way); for each stage
-    /// member (declaration order)
+    /// grid parameter (in --grid order); `replications`; `stable` (false
+    /// when the point, judged across its replications, is transient or
+    /// overloaded: docs/report.md §2.1; empty/null when not judged);
+    /// `stability`, that verdict as a word (`steady`, `transient` or
+    /// `overloaded`); `warnings` (the point's warnings, counted); with
+    /// --slo, `slo.attainment`, `slo.attainment.ci`, `slo.goodput`,
+    /// `slo.goodput.ci`, `slo.requests` and `slo.unfinished`
+    /// (docs/report.md §10); for each observation (program order)
+    /// `NAME.mean` and `NAME.ci` (the mean across replications and its 95%
+    /// Student-t half-width, empty/null below 2 replications), then
+    /// `NAME.p50`, `NAME.p50_ci`, `NAME.p90`, `NAME.p90_ci`, `NAME.p99`,
+    /// `NAME.p99_ci` (each replication's nearest-rank percentile, estimated
+    /// the same way); for each stage member (declaration order)
     /// `STAGE.util` or `STAGE[i].util`, the mean utilisation (empty/null
     /// where the point has no such member; an array of one member at some
-    /// point, `D[ND]` with ND=1, fills `D[0].util`); `stable` follows
-    /// `replications` (false when the point, judged across its
-    /// replications, is transient or overloaded: docs/report.md §2.1); with --slo, `slo.attainment`, `slo.attainment.ci`,
-    /// `slo.goodput`, `slo.goodput.ci`, `slo.requests` and
-    /// `slo.unfinished` follow `warnings` (docs/report.md §10). A non-empty
-    /// --out is refused unless --resume or --force is given. Numbers are
+    /// point, `D[ND]` with ND=1, fills `D[0].util`). A family of more than
+    /// 16 members at some point of the grid (any array with --by-family,
+    /// none with --members) is folded into three columns instead,
+    /// `STAGE.util`, `STAGE.util.min` and `STAGE.util.max`: the mean, least
+    /// and greatest of its members' utilisations at the point, so
+    /// NP=500 ND=500 is a few columns, not a thousand. A non-empty
+    /// --out is refused unless --resume or --force is given; --resume
+    /// needs the same columns (the same flags). Numbers are
     /// printed in shortest round-trip form.
     /// Every point is compiled and every name (--grid, --set, --x, --y)
     /// checked before the first run. Rows are written and flushed as the
@@ -137,7 +145,7 @@ enum Command {
     /// rest). A progress bar is drawn on stderr when it is a terminal,
     /// never otherwise.
     #[command(
-        after_help = "Examples:\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,3,4 --replications 5 --out results.csv\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:4 --grid ND=2,4 --format jsonl\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,4 --replications 5 --plot ttft.svg --x lam --y ttft.p99 --log-y\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,3,4 --replications 5 --out results.csv --resume"
+        after_help = "Examples:\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,3,4 --replications 5 --out results.csv\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:4 --grid ND=2,4 --format jsonl\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,4 --replications 5 --plot ttft.svg --x lam --y ttft.p99 --log-y\n  serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:2 --grid ND=2,3,4 --replications 5 --out results.csv --resume\n  serq sweep examples/pd-disaggregation/nixl_pull.sq --grid ND=8,32 --by-family --out by-family.csv"
     )]
     Sweep {
         #[command(flatten)]
@@ -202,6 +210,17 @@ enum Command {
         /// plot knows them only from here.
         #[arg(long, value_name = "NAME=UNIT", requires = "plot", value_parser = parse_unit)]
         units: Vec<(String, String)>,
+        /// Fold every stage array into three columns, `D.util`,
+        /// `D.util.min` and `D.util.max` (the mean, least and greatest
+        /// member's utilisation at the point), instead of one `D[i].util`
+        /// per member. Without it, only families of more than 16 members
+        /// (their largest size over the grid) fold.
+        #[arg(long, conflicts_with = "members")]
+        by_family: bool,
+        /// Write one `D[i].util` column per member of every family,
+        /// however large (families of more than 16 members fold otherwise).
+        #[arg(long)]
+        members: bool,
         #[command(flatten)]
         slo: SloArgs,
     },
@@ -713,6 +732,8 @@ fn execute(command: Command) -> Result<(), Failure> {
             log_y,
             target,
             units,
+            by_family,
+            members,
             slo,
         } => sweep(SweepArgs {
             file,
@@ -730,6 +751,11 @@ fn execute(command: Command) -> Result<(), Failure> {
             log_y,
             target,
             units,
+            fold: match (by_family, members) {
+                (true, _) => serq::report::Fold::ByFamily,
+                (_, true) => serq::report::Fold::Members,
+                _ => serq::report::Fold::Auto,
+            },
             slo: slo.slo(),
         }),
         Command::Search {
@@ -1071,6 +1097,8 @@ struct SweepArgs {
     log_y: bool,
     target: Option<f64>,
     units: Vec<(String, String)>,
+    /// Which stage families are three columns instead of one per member.
+    fold: serq::report::Fold,
     slo: Option<serq::report::Slo>,
 }
 
@@ -1172,7 +1200,7 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
         &args.grid,
         args.replications,
     )
-    .map(|plan| plan.with_settings(args.settings))
+    .map(|plan| plan.with_settings(args.settings).with_fold(args.fold))
     .map_err(|e| match &e {
         serq::study::SweepError::Compile { point, error } => {
             point_failure(point, error, &args.overrides)

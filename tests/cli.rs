@@ -466,3 +466,28 @@ fn by_family_combines_with_replications_in_text_and_json() {
     );
     assert!(lo <= mean && mean <= hi, "{u}");
 }
+
+#[test]
+fn a_sweep_folds_a_family_above_16_members_at_any_point_of_its_grid() {
+    let csv = stdout_of(&["sweep", NIXL, "--grid", "ND=8,20", "--horizon", "50"]);
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    // D and its NICs reach 20 members at ND = 20: three columns each, at
+    // both points; P stays at 8, one column per member.
+    for name in ["D.util", "D.util.min", "D.util.max", "ingress.util.max"] {
+        assert!(header.contains(&name), "{name}: {header:?}");
+    }
+    assert!(!header.iter().any(|c| c.starts_with("D[")), "{header:?}");
+    assert!(header.contains(&"P[7].util"), "{header:?}");
+    assert_eq!(csv.lines().count(), 3);
+    // The help names the folded columns and both flags.
+    let help = stdout_of(&["sweep", "--help"]);
+    for word in [
+        "STAGE.util.min",
+        "STAGE.util.max",
+        "--by-family",
+        "--members",
+        "`stability`",
+    ] {
+        assert!(help.contains(word), "{word}: {help}");
+    }
+}

@@ -376,15 +376,20 @@ fn sweep_rows_carry_the_slo_columns() {
     let csv = text(&out.stdout);
     let mut lines = csv.lines();
     assert!(lines.next().unwrap().starts_with(
-        "d,replications,stable,warnings,slo.attainment,slo.attainment.ci,slo.goodput,slo.goodput.ci,slo.requests,slo.unfinished,"
+        "d,replications,stable,stability,warnings,slo.attainment,slo.attainment.ci,slo.goodput,slo.goodput.ci,slo.requests,slo.unfinished,"
     ));
     // d = 1: responses 1 and 2 attain (0.2 a unit of time); d = 2: 2 and 4, one.
-    assert!(lines.next().unwrap().starts_with("1,1,true,0,1,,0.2,,2,0,"));
     assert!(
         lines
             .next()
             .unwrap()
-            .starts_with("2,1,true,0,0.5,,0.1,,2,0,")
+            .starts_with("1,1,true,steady,0,1,,0.2,,2,0,")
+    );
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("2,1,true,steady,0,0.5,,0.1,,2,0,")
     );
 }
 

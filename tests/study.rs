@@ -243,6 +243,7 @@ fn sweep_columns_are_parameters_replications_observations_then_members() {
             "ND",
             "replications",
             "stable",
+            "stability",
             "warnings",
             "response.mean",
             "response.ci",
@@ -265,13 +266,14 @@ fn sweep_columns_are_parameters_replications_observations_then_members() {
         .map(|r| (r[0].number().unwrap(), r[1].number().unwrap()))
         .collect();
     assert_eq!(heads, [(0.2, 1.0), (0.2, 3.0), (0.4, 1.0), (0.4, 3.0)]);
-    let utils = |row: &[Cell]| row[14..].iter().map(|c| c.number()).collect::<Vec<_>>();
+    let utils = |row: &[Cell]| row[15..].iter().map(|c| c.number()).collect::<Vec<_>>();
     assert_eq!(utils(&rows[0]), [Some(0.0), None, None]);
     assert_eq!(utils(&rows[1]), [Some(0.0), Some(0.0), Some(0.0)]);
     assert!(rows.iter().all(|r| r[2] == Cell::Number(Some(2.0))));
     // ρ ≤ 0.4 over 300: no queue grows, and no amount goes negative.
     assert!(rows.iter().all(|r| r[3] == Cell::Flag(Some(true))));
-    assert!(rows.iter().all(|r| r[4] == Cell::Number(Some(0.0))));
+    assert!(rows.iter().all(|r| r[4] == Cell::Word(Some("steady"))));
+    assert!(rows.iter().all(|r| r[5] == Cell::Number(Some(0.0))));
 }
 
 #[test]
@@ -308,7 +310,7 @@ fn sweep_csv_is_the_same_file_with_one_and_two_threads() {
     assert_eq!(lines.len(), 1 + 6);
     assert_eq!(
         lines[0],
-        "lam,ND,replications,stable,warnings,response.mean,response.ci,response.p50,response.p50_ci,\
+        "lam,ND,replications,stable,stability,warnings,response.mean,response.ci,response.p50,response.p50_ci,\
          response.p90,response.p90_ci,response.p99,response.p99_ci,srv.util,idle[0].util,idle[1].util"
     );
     let heads: Vec<String> = lines[1..]
@@ -355,7 +357,7 @@ fn sweep_jsonl_has_one_object_per_point_keyed_by_column() {
     // One replication: no interval.
     assert_eq!(row["response.ci"], serde_json::Value::Null);
     assert!(text.starts_with(
-        "{\"lam\":0.4,\"replications\":1,\"stable\":true,\"warnings\":0,\"response.mean\":"
+        "{\"lam\":0.4,\"replications\":1,\"stable\":true,\"stability\":\"steady\",\"warnings\":0,\"response.mean\":"
     ));
 }
 
@@ -497,7 +499,7 @@ fn a_killed_sweep_leaves_its_points_done_and_resume_completes_it_byte_for_byte()
     let text = std::fs::read_to_string(&cut).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(text.ends_with('\n'));
-    assert!(lines[0].starts_with("H,replications,stable,warnings,response.mean,"));
+    assert!(lines[0].starts_with("H,replications,stable,stability,warnings,response.mean,"));
     let done = lines.len() - 1;
     assert!((2..16).contains(&done), "{done} rows");
     for (i, line) in lines[1..].iter().enumerate() {
@@ -554,14 +556,14 @@ fn resume_refuses_a_file_of_another_sweep() {
 fn a_resume_mismatch_names_the_first_differing_column_not_both_headers() {
     let path = program_file("slow_column.sq", SLOW);
     let other = path.with_file_name("slow_column.csv");
-    // SLOW's columns begin H,replications,stable,warnings,response.mean.
-    let file = "H,replications,stable,warnings,latency.mean\n";
+    // SLOW's columns begin H,replications,stable,stability,warnings,response.mean.
+    let file = "H,replications,stable,stability,warnings,latency.mean\n";
     std::fs::write(&other, file).unwrap();
     let out = resume(&path, &other);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("column 5 is `latency.mean`, where this sweep has `response.mean`"),
+        err.contains("column 6 is `latency.mean`, where this sweep has `response.mean`"),
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -662,4 +664,187 @@ fn a_sweep_with_a_bad_y_exits_2_having_run_no_point() {
     assert!(!out.exists() && !svg.exists());
     assert!(ended.stdout.is_empty());
     assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+// Sweep rows at a thousand nodes: a stage family of more than 16 members
+// at some point of the grid is three columns, D.util, D.util.min and
+// D.util.max; --by-family folds every array, --members none.
+
+/// ND delay stations, one session per station arriving at 0: session k
+/// runs D[k] for k + 1, so over the horizon of 100 D[k]'s utilisation is
+/// exactly (k + 1)/100.
+const FAMILY: &str = "let ND = 2;
+stage D[ND] : delay;
+workload { arrive batch(ND); }
+session { run D[serial] (serial + 1); }
+run { horizon 100; }
+";
+
+fn close(cell: Cell, expected: f64) -> bool {
+    cell.number().is_some_and(|x| (x - expected).abs() < 1e-12)
+}
+
+#[test]
+fn a_family_of_more_than_16_members_at_some_point_folds_into_mean_min_max_columns() {
+    let axes = [Axis::parse("ND=2,20").unwrap()];
+    let s = sweep(FAMILY, &Overrides::default(), &axes, 2, &|| {}).unwrap();
+    // The largest size over the grid (20) decides: ND = 2 folds too.
+    assert_eq!(
+        s.columns(),
+        [
+            "ND",
+            "replications",
+            "stable",
+            "stability",
+            "warnings",
+            "D.util",
+            "D.util.min",
+            "D.util.max"
+        ]
+    );
+    let rows = s.rows();
+    // ND = 2: utilisations 0.01 and 0.02: mean 0.015.
+    assert!(close(rows[0][5], 0.015) && close(rows[0][6], 0.01) && close(rows[0][7], 0.02));
+    // ND = 20: 0.01 … 0.20, mean (1 + … + 20)/20/100 = 10.5/100.
+    assert!(close(rows[1][5], 0.105) && close(rows[1][6], 0.01) && close(rows[1][7], 0.2));
+}
+
+#[test]
+fn a_family_of_at_most_16_members_at_every_point_keeps_one_column_per_member() {
+    let axes = [Axis::parse("ND=2,16").unwrap()];
+    let s = sweep(FAMILY, &Overrides::default(), &axes, 1, &|| {}).unwrap();
+    let members: Vec<String> = (0..16).map(|i| format!("D[{i}].util")).collect();
+    assert_eq!(s.columns()[5..], members[..]);
+    let rows = s.rows();
+    // ND = 2 has D[0] and D[1] only; ND = 16's D[15] is busy 16 of 100.
+    assert!(close(rows[0][6], 0.02) && rows[0][7] == Cell::Number(None));
+    assert!(close(rows[1][20], 0.16));
+}
+
+#[test]
+fn members_restores_one_column_per_member_and_by_family_folds_a_small_family() {
+    let path = program_file("family.sq", FAMILY);
+    let every = stdout(&serq(
+        2,
+        &["sweep", "--grid", "ND=2,20", "--members"],
+        &path,
+    ));
+    let header: Vec<&str> = every.lines().next().unwrap().split(',').collect();
+    assert_eq!(header[5], "D[0].util");
+    assert_eq!(header.last(), Some(&"D[19].util"));
+    assert!(!header.contains(&"D.util.min"), "{every}");
+    // ND = 2: D[1] busy 2 of 100, D[2] … D[19] absent (empty).
+    assert!(every.contains("\n2,1,true,steady,0,0.01,0.02,,"), "{every}");
+    let folded = stdout(&serq(
+        2,
+        &["sweep", "--grid", "ND=2,3", "--by-family"],
+        &path,
+    ));
+    // ND = 3: 0.01, 0.02, 0.03: mean 0.02.
+    let lines: Vec<&str> = folded.lines().collect();
+    assert_eq!(
+        lines[0],
+        "ND,replications,stable,stability,warnings,D.util,D.util.min,D.util.max"
+    );
+    assert_eq!(lines[1], "2,1,true,steady,0,0.015,0.01,0.02");
+    let row: Vec<f64> = lines[2]
+        .split(',')
+        .skip(5)
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert!(
+        (row[0] - 0.02).abs() < 1e-12 && row[1] == 0.01 && row[2] == 0.03,
+        "{folded}"
+    );
+    // The two flags contradict each other.
+    let both = serq(
+        2,
+        &["sweep", "--grid", "ND=2", "--by-family", "--members"],
+        &path,
+    );
+    assert_eq!(both.status.code(), Some(2));
+}
+
+#[test]
+fn a_folded_file_resumes_with_its_flags_and_is_refused_with_members() {
+    let path = program_file("family_resume.sq", FAMILY);
+    let whole = path.with_file_name("family_whole.csv");
+    let cut = path.with_file_name("family_cut.csv");
+    let _ = std::fs::remove_file(&whole);
+    let grid = ["sweep", "--grid", "ND=2,20,30", "--out"];
+    stdout(&serq(
+        2,
+        &[&grid[..], &[whole.to_str().unwrap()]].concat(),
+        &path,
+    ));
+    let text = std::fs::read_to_string(&whole).unwrap();
+    assert!(text.starts_with("ND,replications,stable,stability,warnings,D.util,"));
+    // The header and the first row: a sweep interrupted after one point.
+    let first: String = text.split_inclusive('\n').take(2).collect();
+    std::fs::write(&cut, &first).unwrap();
+    let members = serq(
+        2,
+        &[&grid[..], &[cut.to_str().unwrap(), "--resume", "--members"]].concat(),
+        &path,
+    );
+    assert_eq!(members.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&members.stderr);
+    assert!(
+        err.contains("column 6 is `D.util`, where this sweep has `D[0].util`"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&cut).unwrap(), first);
+    // Resumed with the flags it was written with, it is the whole run's file.
+    let resumed = serq(
+        2,
+        &[&grid[..], &[cut.to_str().unwrap(), "--resume"]].concat(),
+        &path,
+    );
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&cut).unwrap(), text);
+}
+
+#[test]
+fn the_stability_column_is_steady_at_a_stable_point_and_overloaded_at_an_overloaded_one() {
+    // M/M/1, service mean 1, over 2000: ρ = 0.3 is steady; λ = 3 is thrice
+    // what the server does, its queue grows by about 2 per unit of time.
+    let source = MM1.replace("horizon 300", "horizon 2000");
+    let path = program_file("mm1_stability.sq", &source);
+    let out = path.with_file_name("mm1_stability.jsonl");
+    let _ = std::fs::remove_file(&out);
+    let args = ["sweep", "--grid", "lam=0.3,3", "--replications", "3"];
+    let csv = stdout(&serq(2, &args, &path));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("lam,replications,stable,stability,warnings,"));
+    assert!(lines[1].starts_with("0.3,3,true,steady,0,"), "{csv}");
+    assert!(lines[2].starts_with("3,3,false,overloaded,1,"), "{csv}");
+    // JSON lines write the word as a string, and read it back to resume.
+    let jsonl = [
+        &args[..],
+        &["--format", "jsonl", "--out", out.to_str().unwrap()],
+    ]
+    .concat();
+    stdout(&serq(2, &jsonl, &path));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let rows: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        (&rows[0]["stability"], &rows[1]["stability"]),
+        (&"steady".into(), &"overloaded".into())
+    );
+    let first = text.split_inclusive('\n').next().unwrap().to_string();
+    std::fs::write(&out, &first).unwrap();
+    let resumed = serq(2, &[&jsonl[..], &["--resume"]].concat(), &path);
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
 }

@@ -4,7 +4,7 @@ import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, final
 
 _Path = Union[str, "os.PathLike[str]"]
-_Rows = Tuple[List[str], List[List[Union[None, bool, float]]]]
+_Rows = Tuple[List[str], List[List[Union[None, bool, float, str]]]]
 
 __all__ = [
     "__version__",
@@ -258,11 +258,18 @@ class Plan:
         replications: int,
         strict: bool = False,
         slo: Optional[Sequence[str]] = None,
+        by_family: bool = False,
+        members: bool = False,
         **overrides: Any,
     ) -> "Plan": ...
     @staticmethod
     def of_program(
-        program: Program, replications: int, strict: bool = False, slo: Optional[Sequence[str]] = None
+        program: Program,
+        replications: int,
+        strict: bool = False,
+        slo: Optional[Sequence[str]] = None,
+        by_family: bool = False,
+        members: bool = False,
     ) -> "Plan": ...
     @property
     def replications(self) -> int: ...

@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from . import _executors, _serq
 
-Row = Dict[str, Union[None, bool, float]]
+Row = Dict[str, Union[None, bool, float, str]]
 GridValues = Union[str, Real, Iterable[Real]]
 
 
@@ -43,17 +43,25 @@ def replicate(
     slo: Optional[Union[str, Sequence[str]]] = None,
     frame: bool = False,
     strict: bool = False,
+    by_family: bool = False,
+    members: bool = False,
 ) -> Any:
     """Run ``program`` ``replications`` times, replication k on seed
     ``program.seed + k``, and return a list holding one row (the shape
     ``sweep`` returns, so one loop reads both), the row ``serq sweep``
     writes for the program's file without ``--grid``: ``replications``,
     ``stable`` (``False`` when the point is transient or overloaded across
-    its replications, ``None`` when not judged), then for each observation ``OBS.mean``, ``OBS.ci``
-    (the mean across replications and its 95% Student-t half-width),
+    its replications, ``None`` when not judged), ``stability`` (that
+    verdict as a word: ``"steady"``, ``"transient"`` or ``"overloaded"``),
+    ``warnings``, then for each observation ``OBS.mean``, ``OBS.ci`` (the
+    mean across replications and its 95% Student-t half-width),
     ``OBS.p50``, ``OBS.p50_ci``, ``OBS.p90``, ``OBS.p90_ci``, ``OBS.p99``,
     ``OBS.p99_ci`` (each replication's percentile, estimated likewise),
-    then ``STAGE.util`` for each stage member.
+    then ``STAGE.util`` for each stage member. A family of more than 16
+    members is three columns instead, ``STAGE.util``, ``STAGE.util.min``
+    and ``STAGE.util.max`` (the mean, least and greatest member's
+    utilisation); ``by_family=True`` folds every array so,
+    ``members=True`` none (``serq sweep --by-family``, ``--members``).
 
     ``executor``: ``None`` (all local cores), ``"ray"`` (one Ray task per
     replication, after ``ray.init``), a ``dask.distributed.Client``, or a
@@ -66,7 +74,7 @@ def replicate(
     ``slo.requests`` and ``slo.unfinished`` after ``warnings``
     (docs/report.md §10); it runs on the local executor only.
     """
-    plan = _serq.Plan.of_program(program, _replications(replications), strict, _bounds(slo))
+    plan = _serq.Plan.of_program(program, _replications(replications), strict, _bounds(slo), by_family, members)
     return _study(plan, executor, _serq.Plan.output(plan), {"replications", "warnings"}, frame)
 
 
@@ -89,6 +97,8 @@ def sweep(
     format: str = "csv",
     resume: bool = False,
     force: bool = False,
+    by_family: bool = False,
+    members: bool = False,
 ) -> Any:
     """Run a program at every point of a grid of its ``let`` constants,
     ``replications`` times each, and return one row per point with the
@@ -105,6 +115,9 @@ def sweep(
     point; a grid name wins over a ``sets`` entry of the same name.
 
     ``executor``, ``frame``, ``strict`` and ``slo`` as for ``replicate``.
+    ``by_family`` and ``members`` as for ``replicate``, a family's size
+    being its largest over the grid's points, so every row has the same
+    columns.
 
     ``out``: a file the rows are written to as the points complete (in
     grid order, each row flushed whole), as ``serq sweep --out`` writes it
@@ -133,6 +146,8 @@ def sweep(
         count,
         strict,
         _bounds(slo),
+        by_family,
+        members,
         sets=sets,
         defs=defs,
         seed=seed,

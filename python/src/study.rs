@@ -15,7 +15,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use serq::report::Slo;
+use serq::report::{Fold, Slo};
 use serq::study::{Axis, Cell, ReplicationError, RunSettings, Sweep, SweepError, SweepPlan};
 
 use crate::errors::{CompileError, RunError};
@@ -26,12 +26,14 @@ use crate::state;
 /// Columns and rows: what every study function returns to Python.
 type Rows<'py> = (Vec<String>, Vec<Vec<Bound<'py, PyAny>>>);
 
-/// A cell as Python holds it: a float, a bool, or `None` where undefined
-/// (a non-finite number too, as `serq sweep` leaves its cell empty).
+/// A cell as Python holds it: a float, a bool, a str (`stability`), or
+/// `None` where undefined (a non-finite number too, as `serq sweep` leaves
+/// its cell empty).
 fn cell<'py>(py: Python<'py>, c: Cell) -> PyResult<Bound<'py, PyAny>> {
     Ok(match c {
         Cell::Number(_) => c.number().into_pyobject(py)?.into_any(),
         Cell::Flag(b) => b.into_pyobject(py)?.into_any(),
+        Cell::Word(w) => w.into_pyobject(py)?.into_any(),
     })
 }
 
@@ -133,6 +135,19 @@ impl Plan {
             e.replication,
             e.seed
         ))
+    }
+}
+
+/// Which stage families a study's rows fold (`serq sweep --by-family`,
+/// `--members`; both is an error, as the two flags are).
+fn fold_of(by_family: bool, members: bool) -> PyResult<Fold> {
+    match (by_family, members) {
+        (true, true) => Err(PyValueError::new_err(
+            "by_family and members contradict each other: by_family folds every array, members none",
+        )),
+        (true, false) => Ok(Fold::ByFamily),
+        (false, true) => Ok(Fold::Members),
+        (false, false) => Ok(Fold::Auto),
     }
 }
 
@@ -331,9 +346,10 @@ impl Plan {
     /// the text came from (its `use`s and a relative `trace` resolve
     /// beside it), or `None` for text. `overrides` are `compile`'s
     /// keywords (`sets`, `defs`, `seed`, `horizon`, `warmup`, `arrivals`,
-    /// `trace`) and apply at every point.
+    /// `trace`) and apply at every point. `by_family` and `members` fold
+    /// the rows' stage families as `serq sweep`'s flags do.
     #[new]
-    #[pyo3(signature = (source, origin, name, axes, replications, strict=false, slo=None, **overrides))]
+    #[pyo3(signature = (source, origin, name, axes, replications, strict=false, slo=None, by_family=false, members=false, **overrides))]
     #[allow(clippy::too_many_arguments)] // Python's constructor: its keywords
     fn new(
         py: Python<'_>,
@@ -344,8 +360,11 @@ impl Plan {
         replications: usize,
         strict: bool,
         slo: Option<Vec<String>>,
+        by_family: bool,
+        members: bool,
         overrides: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Plan> {
+        let fold = fold_of(by_family, members)?;
         let overrides = Options::from_keywords(overrides)?.overrides()?;
         let axes: Vec<Axis> = axes
             .into_iter()
@@ -354,7 +373,8 @@ impl Plan {
         let plan = py
             .detach(|| SweepPlan::new(&source, origin.as_deref(), &overrides, &axes, replications))
             .map_err(compile_error)?
-            .with_settings(RunSettings { strict });
+            .with_settings(RunSettings { strict })
+            .with_fold(fold);
         Ok(Plan {
             plan: with_slo(plan, slo, &name)?,
             replications,
@@ -364,18 +384,21 @@ impl Plan {
         })
     }
 
-    /// `Plan.of_program(program, replications, strict=False, slo=None)`:
-    /// one program replicated.
+    /// `Plan.of_program(program, replications, strict=False, slo=None,
+    /// by_family=False, members=False)`: one program replicated.
     #[staticmethod]
-    #[pyo3(signature = (program, replications, strict=false, slo=None))]
+    #[pyo3(signature = (program, replications, strict=false, slo=None, by_family=false, members=false))]
     fn of_program(
         program: &Program,
         replications: usize,
         strict: bool,
         slo: Option<Vec<String>>,
+        by_family: bool,
+        members: bool,
     ) -> PyResult<Plan> {
         let plan = SweepPlan::of_program(program.ir.clone(), replications)
-            .with_settings(RunSettings { strict });
+            .with_settings(RunSettings { strict })
+            .with_fold(fold_of(by_family, members)?);
         Ok(Plan {
             plan: with_slo(plan, slo, &program.name)?,
             replications,

@@ -88,9 +88,9 @@ def test_sweep_and_replicate_take_an_slo(run_cli):
     )
     cli_rows = [json.loads(line) for line in out.splitlines()]
     assert [r["slo.attainment"] for r in rows] == [r["slo.attainment"] for r in cli_rows]
-    assert list(rows[0])[:10] == [
-        "ND", "replications", "stable", "warnings", "slo.attainment", "slo.attainment.ci",
-        "slo.goodput", "slo.goodput.ci", "slo.requests", "slo.unfinished",
+    assert list(rows[0])[:11] == [
+        "ND", "replications", "stable", "stability", "warnings", "slo.attainment",
+        "slo.attainment.ci", "slo.goodput", "slo.goodput.ci", "slo.requests", "slo.unfinished",
     ]
     program = serq.compile(SLO_PD)
     [row] = serq.replicate(program, 2, slo="ttft<=0.5")

@@ -143,13 +143,13 @@ def test_the_rows_are_serq_sweeps_csv_percentiles_and_stability_included(run_cli
     )
     header, *lines = [line.split(",") for line in text.splitlines()]
     assert list(rows[0]) == header
-    assert header[:5] == ["lam", "ND", "replications", "stable", "warnings"]
-    assert header[5:13] == [
+    assert header[:6] == ["lam", "ND", "replications", "stable", "stability", "warnings"]
+    assert header[6:14] == [
         "ttft.mean", "ttft.ci", "ttft.p50", "ttft.p50_ci", "ttft.p90", "ttft.p90_ci", "ttft.p99", "ttft.p99_ci",
     ]
 
-    # A flag prints as true or false, an undefined cell empty, a number in
-    # its shortest round-trip form.
+    # A flag prints as true or false, a word as itself, an undefined cell
+    # empty, a number in its shortest round-trip form.
     flags = {"true": True, "false": False, "": None}
     assert len(lines) == len(rows)
     for row, line in zip(rows, lines):
@@ -158,9 +158,12 @@ def test_the_rows_are_serq_sweeps_csv_percentiles_and_stability_included(run_cli
             value = row[column]
             if isinstance(value, bool) or value is None:
                 assert value is flags[printed], column
+            elif isinstance(value, str):
+                assert value == printed, column
             else:
                 assert value == float(printed), column
     assert [r["stable"] for r in rows] == [True, False]
+    assert [r["stability"] for r in rows] == ["steady", "overloaded"]
 
 
 def test_a_swept_file_reads_its_libraries_beside_it(tmp_path, monkeypatch):
@@ -175,3 +178,51 @@ def test_a_swept_file_reads_its_libraries_beside_it(tmp_path, monkeypatch):
     rows = serq.sweep(path, grid={"d": [1, 3]})
     # One session on a delay for 2·d: response 2·d, utilisation 2·d / 10.
     assert [(r["response.mean"], r["s.util"]) for r in rows] == [(2.0, 0.2), (6.0, 0.6)]
+
+
+# ND delay stations, one session per station at 0: session k keeps D[k]
+# busy k + 1 of the horizon's 100, so D[k]'s utilisation is (k + 1)/100.
+FAMILY = """let ND = 2;
+stage D[ND] : delay;
+workload { arrive batch(ND); }
+session { run D[serial] (serial + 1); }
+run { horizon 100; }
+"""
+
+
+def test_a_family_above_16_members_folds_as_serq_sweep_folds_it(run_cli, tmp_path):
+    path = tmp_path / "family.sq"
+    path.write_text(FAMILY)
+    rows = serq.sweep(path, grid={"ND": [2, 20]})
+    assert rows == jsonl(run_cli("sweep", str(path), "--grid", "ND=2,20", "--format", "jsonl"))
+    assert list(rows[0])[5:] == ["D.util", "D.util.min", "D.util.max"]
+    # ND = 2: 0.01 and 0.02; ND = 20: 0.01 ... 0.20, mean 10.5/100.
+    assert rows[0]["D.util"] == pytest.approx(0.015) and rows[0]["D.util.max"] == 0.02
+    assert rows[1]["D.util"] == pytest.approx(0.105) and rows[1]["D.util.min"] == 0.01
+    assert rows[1]["D.util.max"] == pytest.approx(0.2)
+    assert [r["stability"] for r in rows] == ["steady", "steady"]
+    # members=True is --members: one column per member, None where absent.
+    every = serq.sweep(path, grid={"ND": [2, 20]}, members=True)
+    assert every == jsonl(run_cli("sweep", str(path), "--grid", "ND=2,20", "--members", "--format", "jsonl"))
+    assert "D.util.min" not in every[0] and every[0]["D[1].util"] == 0.02 and every[0]["D[2].util"] is None
+    # by_family=True folds a family of 2; replicate takes the same keywords.
+    small = serq.sweep(path, grid={"ND": [2]}, by_family=True)
+    assert small == jsonl(run_cli("sweep", str(path), "--grid", "ND=2", "--by-family", "--format", "jsonl"))
+    [row] = serq.replicate(serq.compile(path), by_family=True)
+    assert (row["D.util"], row["D.util.min"], row["D.util.max"]) == (pytest.approx(0.015), 0.01, 0.02)
+    with pytest.raises(ValueError, match="contradict"):
+        serq.sweep(path, grid={"ND": [2]}, by_family=True, members=True)
+
+
+def test_a_folded_out_file_resumed_with_members_names_the_first_differing_column(tmp_path):
+    path = tmp_path / "family.sq"
+    path.write_text(FAMILY)
+    out = tmp_path / "rows.csv"
+    serq.sweep(path, grid={"ND": [2, 20]}, out=out)
+    first = "".join(out.read_text().splitlines(keepends=True)[:2])
+    out.write_text(first)
+    with pytest.raises(ValueError, match=r"column 6 is `D.util`, where this sweep has `D\[0\].util`"):
+        serq.sweep(path, grid={"ND": [2, 20]}, out=out, resume=True, members=True)
+    assert out.read_text() == first
+    rows = serq.sweep(path, grid={"ND": [2, 20]}, out=out, resume=True)
+    assert [r["ND"] for r in rows] == [2, 20]

@@ -2,11 +2,13 @@
 //! and reading such a file back (to resume a sweep or plot it).
 //!
 //! Invariant: the columns are a pure function of the compiled programs of
-//! the grid's points in grid order (never of a hash map, of which thread
-//! ran what, or of the results), so they are known before the first run
-//! and one grid and one seed give one file, row by row.
+//! the grid's points in grid order and of the [`Fold`] asked for (never of
+//! a hash map, of which thread ran what, or of the results), so they are
+//! known before the first run and one grid and one seed give one file,
+//! row by row.
 
 use super::replicate::{Estimate, ObservationEstimate, Replicated, SloEstimate};
+use crate::report::{Fold, Spread};
 use crate::{Program, ValidProgram};
 
 /// What a column holds.
@@ -18,6 +20,8 @@ enum Column {
     Replications,
     /// Whether the point's replications are stable.
     Stable,
+    /// The point's stability verdict: `steady`, `transient` or `overloaded`.
+    Stability,
     /// The point's warnings, counted ([`Replicated::warnings`]).
     Warnings,
     /// An observation's figure (its mean or a percentile) across
@@ -25,6 +29,9 @@ enum Column {
     Observed(String, Figure, Part),
     /// A stage member's mean utilisation.
     Utilization(String, Option<usize>),
+    /// A folded stage family's utilisation: the mean, least or greatest
+    /// over its members of each member's mean utilisation.
+    FamilyUtilization(String, Extent),
     /// An SLO figure across replications (its mean, or its half-width).
     Slo(SloFigure, Part),
 }
@@ -89,6 +96,24 @@ impl Figure {
     }
 }
 
+/// Which figure of a [`Spread`] over a folded family's members a column holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Extent {
+    Mean,
+    Min,
+    Max,
+}
+
+impl Extent {
+    fn of(self, s: &Spread) -> Option<f64> {
+        match self {
+            Extent::Mean => s.mean,
+            Extent::Min => s.min,
+            Extent::Max => s.max,
+        }
+    }
+}
+
 /// The estimate's value, or its half-width.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Part {
@@ -96,30 +121,73 @@ enum Part {
     Ci,
 }
 
-/// One cell of a row: a number or a flag, either possibly undefined.
+/// One cell of a row: a number, a flag or a word, each possibly undefined.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Cell {
     /// A figure (`None`: undefined, an empty CSV cell or `null`).
     Number(Option<f64>),
     /// A yes/no figure (`stable`; `None`: not judged).
     Flag(Option<bool>),
+    /// A word of a fixed vocabulary (`stability`: `steady`, `transient`
+    /// or `overloaded`; `None`: not judged): bare in CSV, a string in JSON.
+    Word(Option<&'static str>),
 }
+
+/// The words of the `stability` column ([`crate::report::Verdict::name`]).
+const STABILITY_WORDS: [&str; 3] = ["steady", "transient", "overloaded"];
 
 impl Cell {
     /// The number, if the cell holds a defined one.
     pub fn number(self) -> Option<f64> {
         match self {
             Cell::Number(x) => x.filter(|v| v.is_finite()),
-            Cell::Flag(_) => None,
+            Cell::Flag(_) | Cell::Word(_) => None,
         }
     }
 
-    /// The cell as CSV and JSON write it; `None` when undefined.
+    /// The word, if the cell holds one.
+    pub fn word(self) -> Option<&'static str> {
+        match self {
+            Cell::Word(w) => w,
+            Cell::Number(_) | Cell::Flag(_) => None,
+        }
+    }
+
+    /// The cell as CSV writes it; `None` when undefined.
     fn text(self) -> Option<String> {
         match self {
             // Rust's shortest round-trip decimal (`2`, `0.5`), the same in CSV and JSON.
             Cell::Number(x) => x.filter(|v| v.is_finite()).map(|v| format!("{v}")),
             Cell::Flag(b) => b.map(|b| b.to_string()),
+            Cell::Word(w) => w.map(str::to_string),
+        }
+    }
+
+    /// The cell as a JSON value; `None` when undefined.
+    fn json(self) -> Option<String> {
+        match self {
+            // A vocabulary word needs no escaping.
+            Cell::Word(w) => w.map(|w| format!("\"{w}\"")),
+            other => other.text(),
+        }
+    }
+}
+
+/// What a column named `name` holds, for reading a file back.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Number,
+    Flag,
+    Word(&'static [&'static str]),
+}
+
+impl Kind {
+    /// The kind of the column `name` (`passed`: a search's probe rows).
+    fn of(name: &str) -> Kind {
+        match name {
+            "stable" | "passed" => Kind::Flag,
+            "stability" => Kind::Word(&STABILITY_WORDS),
+            _ => Kind::Number,
         }
     }
 }
@@ -130,6 +198,18 @@ fn member_name(name: &str, member: Option<usize>) -> String {
         Some(i) => format!("{name}[{i}]"),
         None => name.to_string(),
     }
+}
+
+/// The stage families of a program: (name, members), in declaration order.
+fn stage_families(program: &Program) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for stage in &program.stages {
+        match out.last_mut() {
+            Some((name, count)) if *name == stage.name => *count += 1,
+            _ => out.push((stage.name.clone(), 1)),
+        }
+    }
+    out
 }
 
 /// The stage members of a program: (family name, index when the family
@@ -164,20 +244,40 @@ pub(crate) struct Layout {
 impl Layout {
     /// The layout of a sweep over `parameters` whose points compile to
     /// `programs`, in grid order; `slo`: whether its points measure an SLO
-    /// (its six columns follow `stable`).
-    pub(crate) fn of(parameters: &[String], programs: &[ValidProgram], slo: bool) -> Layout {
+    /// (its six columns follow `warnings`); `fold`: which stage families
+    /// are three columns (`D.util`, `D.util.min`, `D.util.max`) instead of
+    /// one per member, judged on each family's largest size over the
+    /// points, so one header holds for every row.
+    pub(crate) fn of(
+        parameters: &[String],
+        programs: &[ValidProgram],
+        slo: bool,
+        fold: Fold,
+    ) -> Layout {
         let mut observations: Vec<String> = Vec::new();
         let mut arrays: Vec<String> = Vec::new();
+        // (family, its largest size over the points), in order of first appearance.
+        let mut sizes: Vec<(String, usize)> = Vec::new();
         for program in programs {
-            for (name, member) in stage_members(program) {
-                if member.is_some() && !arrays.contains(&name) {
-                    arrays.push(name);
+            for (name, count) in stage_families(program) {
+                if count > 1 && !arrays.contains(&name) {
+                    arrays.push(name.clone());
+                }
+                match sizes.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, largest)) => *largest = (*largest).max(count),
+                    None => sizes.push((name, count)),
                 }
             }
         }
+        let folded = |name: &str| {
+            sizes
+                .iter()
+                .any(|(n, largest)| n == name && fold.folds(*largest))
+        };
         // Stage members grouped by family in order of first appearance; a
         // member first seen at a later point (a larger `D[ND]`) goes after
-        // its family's last member seen so far.
+        // its family's last member seen so far. A folded family is one
+        // entry, `None`.
         let mut members: Vec<(String, Option<usize>)> = Vec::new();
         for program in programs {
             for o in &program.observes {
@@ -186,7 +286,11 @@ impl Layout {
                 }
             }
             for (name, member) in stage_members(program) {
-                let key = (name.clone(), member_of(&arrays, &name, member));
+                let member = match folded(&name) {
+                    true => None,
+                    false => member_of(&arrays, &name, member),
+                };
+                let key = (name.clone(), member);
                 if members.contains(&key) {
                     continue;
                 }
@@ -199,6 +303,7 @@ impl Layout {
         let mut columns: Vec<Column> = (0..parameters.len()).map(Column::Parameter).collect();
         columns.push(Column::Replications);
         columns.push(Column::Stable);
+        columns.push(Column::Stability);
         columns.push(Column::Warnings);
         if slo {
             for (figure, ci) in [
@@ -219,7 +324,15 @@ impl Layout {
                 columns.push(Column::Observed(name.clone(), figure, Part::Ci));
             }
         }
-        columns.extend(members.into_iter().map(|(n, m)| Column::Utilization(n, m)));
+        for (name, member) in members {
+            if folded(&name) {
+                for extent in [Extent::Mean, Extent::Min, Extent::Max] {
+                    columns.push(Column::FamilyUtilization(name.clone(), extent));
+                }
+            } else {
+                columns.push(Column::Utilization(name, member));
+            }
+        }
         Layout {
             parameters: parameters.to_vec(),
             columns,
@@ -235,11 +348,15 @@ impl Layout {
                 Column::Parameter(i) => self.parameters[*i].clone(),
                 Column::Replications => "replications".to_string(),
                 Column::Stable => "stable".to_string(),
+                Column::Stability => "stability".to_string(),
                 Column::Warnings => "warnings".to_string(),
                 Column::Observed(name, Figure::Mean, Part::Ci) => format!("{name}.ci"),
                 Column::Observed(name, figure, Part::Value) => format!("{name}.{}", figure.word()),
                 Column::Observed(name, figure, Part::Ci) => format!("{name}.{}_ci", figure.word()),
                 Column::Utilization(name, member) => format!("{}.util", member_name(name, *member)),
+                Column::FamilyUtilization(name, Extent::Mean) => format!("{name}.util"),
+                Column::FamilyUtilization(name, Extent::Min) => format!("{name}.util.min"),
+                Column::FamilyUtilization(name, Extent::Max) => format!("{name}.util.max"),
                 Column::Slo(figure, Part::Value) => format!("slo.{}", figure.word()),
                 Column::Slo(figure, Part::Ci) => format!("slo.{}.ci", figure.word()),
             })
@@ -267,6 +384,9 @@ impl Layout {
                 Column::Parameter(i) => Cell::Number(values.get(*i).copied()),
                 Column::Replications => Cell::Number(Some(result.seeds.len() as f64)),
                 Column::Stable => Cell::Flag(result.is_stable()),
+                Column::Stability => {
+                    Cell::Word(result.stability.as_ref().map(|s| s.verdict.name()))
+                }
                 Column::Warnings => Cell::Number(Some(
                     result.warnings("").iter().map(|w| w.count).sum::<u64>() as f64,
                 )),
@@ -292,6 +412,10 @@ impl Layout {
                         })
                         .and_then(|s| s.utilization.mean),
                 ),
+                Column::FamilyUtilization(name, extent) => {
+                    let members = result.stages.iter().filter(|s| s.name == *name);
+                    Cell::Number(extent.of(&Spread::of(members.map(|s| s.utilization.mean))))
+                }
                 Column::Slo(figure, part) => Cell::Number(result.slo.as_ref().and_then(|s| {
                     let e = figure.of(s);
                     match part {
@@ -340,7 +464,7 @@ pub(crate) fn jsonl_line(columns: &[String], row: &[Cell]) -> String {
         .map(|(name, c)| {
             // A string serialises infallibly.
             let key = serde_json::to_string(name).expect("a string serialises");
-            format!("{key}:{}", c.text().unwrap_or_else(|| "null".to_string()))
+            format!("{key}:{}", c.json().unwrap_or_else(|| "null".to_string()))
         })
         .collect();
     format!("{{{}}}\n", fields.join(","))
@@ -377,7 +501,7 @@ pub(crate) fn read_csv(text: &str, columns: &[String]) -> Result<Vec<Vec<Cell>>,
         let row = cells
             .iter()
             .zip(columns)
-            .map(|(text, name)| parse_cell(text, name == "stable" || name == "passed"))
+            .map(|(text, name)| parse_cell(text, Kind::of(name)))
             .collect::<Result<Vec<Cell>, String>>()
             .map_err(|e| format!("row {}: {e}", i + 1))?;
         rows.push(row);
@@ -416,14 +540,16 @@ pub(crate) fn read_jsonl(text: &str, columns: &[String]) -> Result<Vec<Vec<Cell>
         }
         let mut row = Vec::with_capacity(columns.len());
         for name in columns {
-            let cell = match object.get(name) {
-                None => return Err(format!("line {} has no `{name}`", i + 1)),
-                Some(serde_json::Value::Null) if name == "stable" || name == "passed" => {
-                    Cell::Flag(None)
+            let cell = match (object.get(name), Kind::of(name)) {
+                (None, _) => return Err(format!("line {} has no `{name}`", i + 1)),
+                (Some(serde_json::Value::Null), Kind::Flag) => Cell::Flag(None),
+                (Some(serde_json::Value::Null), Kind::Word(_)) => Cell::Word(None),
+                (Some(serde_json::Value::Null), Kind::Number) => Cell::Number(None),
+                (Some(serde_json::Value::Bool(b)), _) => Cell::Flag(Some(*b)),
+                (Some(serde_json::Value::String(w)), Kind::Word(words)) => {
+                    parse_cell(w, Kind::Word(words)).map_err(|e| format!("line {}: {e}", i + 1))?
                 }
-                Some(serde_json::Value::Null) => Cell::Number(None),
-                Some(serde_json::Value::Bool(b)) => Cell::Flag(Some(*b)),
-                Some(v) => match v.as_f64() {
+                (Some(v), _) => match v.as_f64() {
                     Some(x) => Cell::Number(Some(x)),
                     None => return Err(format!("line {}: `{name}` is not a number", i + 1)),
                 },
@@ -459,17 +585,52 @@ fn first_difference(found: &[&str], expected: &[String]) -> String {
     }
 }
 
-/// A CSV cell as [`Cell::text`] wrote it.
-fn parse_cell(text: &str, is_flag: bool) -> Result<Cell, String> {
-    match (text, is_flag) {
-        ("", true) => Ok(Cell::Flag(None)),
-        ("", false) => Ok(Cell::Number(None)),
-        ("true", true) => Ok(Cell::Flag(Some(true))),
-        ("false", true) => Ok(Cell::Flag(Some(false))),
-        (t, false) => t
+/// A CSV cell as [`Cell::text`] wrote it, in a column of `kind`.
+fn parse_cell(text: &str, kind: Kind) -> Result<Cell, String> {
+    match (text, kind) {
+        ("", Kind::Flag) => Ok(Cell::Flag(None)),
+        ("", Kind::Word(_)) => Ok(Cell::Word(None)),
+        ("", Kind::Number) => Ok(Cell::Number(None)),
+        ("true", Kind::Flag) => Ok(Cell::Flag(Some(true))),
+        ("false", Kind::Flag) => Ok(Cell::Flag(Some(false))),
+        (t, Kind::Number) => t
             .parse::<f64>()
             .map(|x| Cell::Number(Some(x)))
             .map_err(|_| format!("`{t}` is not a number")),
-        (t, true) => Err(format!("`{t}` is not true or false")),
+        (t, Kind::Flag) => Err(format!("`{t}` is not true or false")),
+        (t, Kind::Word(words)) => match words.iter().find(|&&w| w == t) {
+            Some(w) => Ok(Cell::Word(Some(w))),
+            None => Err(format!("`{t}` is not one of {}", words.join(", "))),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Verdict;
+
+    #[test]
+    fn the_stability_words_are_the_verdicts_names() {
+        let names = [Verdict::Steady, Verdict::Transient, Verdict::Overloaded].map(Verdict::name);
+        assert_eq!(names, STABILITY_WORDS);
+    }
+
+    #[test]
+    fn a_stability_cell_outside_the_vocabulary_is_refused_naming_the_words() {
+        let columns = ["replications".to_string(), "stability".to_string()];
+        let rows = read_csv("replications,stability\n2,overloaded\n3,\n", &columns).unwrap();
+        assert_eq!(rows[0][1], Cell::Word(Some("overloaded")));
+        assert_eq!(rows[1][1], Cell::Word(None));
+        let e = read_csv("replications,stability\n2,calm\n", &columns).unwrap_err();
+        assert_eq!(
+            e,
+            "row 1: `calm` is not one of steady, transient, overloaded"
+        );
+        let e = read_jsonl("{\"replications\":2,\"stability\":\"calm\"}\n", &columns).unwrap_err();
+        assert_eq!(
+            e,
+            "line 1: `calm` is not one of steady, transient, overloaded"
+        );
     }
 }

@@ -22,7 +22,7 @@ use super::replicate::{
     Replicated, ReplicationError, RunSettings, Summarised, run_replication, run_replication_until,
 };
 use super::rows::{Cell, Layout, csv_line, jsonl_line, read_csv, read_jsonl};
-use crate::report::{Report, Slo};
+use crate::report::{Fold, Report, Slo};
 use crate::syntax::lexer::is_word;
 use crate::{CompileError, Overrides, ValidProgram};
 use std::path::{Path, PathBuf};
@@ -268,7 +268,7 @@ pub(crate) fn grid_points(axes: &[Axis]) -> Vec<Vec<f64>> {
 /// let mut lines = Vec::new();
 /// let result = plan.run(1, &|| {}, &mut |p| lines.push(plan.csv_line(p))).unwrap();
 /// assert_eq!(result.points.len(), 2);
-/// assert!(lines[0].starts_with("2,2,true,0,2,0,"), "{}", lines[0]);
+/// assert!(lines[0].starts_with("2,2,true,steady,0,2,0,"), "{}", lines[0]);
 /// ```
 #[derive(Clone, Debug)]
 pub struct SweepPlan {
@@ -279,6 +279,7 @@ pub struct SweepPlan {
     layout: Layout,
     settings: RunSettings,
     slo: Option<Slo>,
+    fold: Fold,
 }
 
 impl SweepPlan {
@@ -335,7 +336,7 @@ impl SweepPlan {
                 })
             })
             .collect::<Result<Vec<ValidProgram>, SweepError>>()?;
-        let layout = Layout::of(&parameters, &programs, false);
+        let layout = Layout::of(&parameters, &programs, false, Fold::Auto);
         Ok(SweepPlan {
             parameters,
             points,
@@ -344,6 +345,7 @@ impl SweepPlan {
             layout,
             settings: RunSettings::default(),
             slo: None,
+            fold: Fold::Auto,
         })
     }
 
@@ -362,18 +364,45 @@ impl SweepPlan {
     ///     .unwrap();
     /// let rows = plan.run(0, &|| {}, &mut |_| {}).unwrap().to_csv();
     /// // d = 1: responses 1, 2 (both attain); d = 2: 2, 4 (one).
-    /// assert!(rows.starts_with("d,replications,stable,warnings,slo.attainment,slo.attainment.ci,\
+    /// assert!(rows.starts_with("d,replications,stable,stability,warnings,slo.attainment,slo.attainment.ci,\
     ///     slo.goodput,slo.goodput.ci,slo.requests,slo.unfinished,response.mean,"), "{rows}");
-    /// assert!(rows.contains("\n1,1,true,0,1,,0.2,,2,0,"), "{rows}");
-    /// assert!(rows.contains("\n2,1,true,0,0.5,,0.1,,2,0,"), "{rows}");
+    /// assert!(rows.contains("\n1,1,true,steady,0,1,,0.2,,2,0,"), "{rows}");
+    /// assert!(rows.contains("\n2,1,true,steady,0,0.5,,0.1,,2,0,"), "{rows}");
     /// ```
     pub fn with_slo(mut self, slo: Slo) -> Result<SweepPlan, crate::report::SloError> {
         for program in &self.programs {
             slo.check(&program.observes)?;
         }
-        self.layout = Layout::of(&self.parameters, &self.programs, true);
+        self.layout = Layout::of(&self.parameters, &self.programs, true, self.fold);
         self.slo = Some(slo);
         Ok(self)
+    }
+
+    /// The plan with its stage families folded as `fold` asks (the
+    /// default, [`Fold::Auto`], folds a family of more than 16 members;
+    /// `serq sweep --by-family` and `--members` ask for the others): a
+    /// folded family `D` is three columns where its members were,
+    /// `D.util`, `D.util.min` and `D.util.max`, the mean, least and
+    /// greatest over the point's members of each member's mean
+    /// utilisation. A family folds when its largest size over the grid's
+    /// points does, so one header holds for every row.
+    ///
+    /// ```
+    /// use serq::{report::Fold, study::{Axis, SweepPlan}};
+    /// let source = "let N = 2; stage d[N] : delay; workload { arrive batch(1); }
+    ///               session { run d[1] (4); } run { horizon 10; }";
+    /// let plan = SweepPlan::new(source, None, &Default::default(), &[Axis::parse("N=2,3").unwrap()], 1)
+    ///     .unwrap()
+    ///     .with_fold(Fold::ByFamily);
+    /// assert_eq!(plan.columns()[5..], ["d.util", "d.util.min", "d.util.max"]);
+    /// // N = 3: d[1] busy 4 of 10, d[0] and d[2] idle: mean 0.4/3, min 0, max 0.4.
+    /// let rows = plan.run(1, &|| {}, &mut |_| {}).unwrap().to_csv();
+    /// assert!(rows.ends_with("\n3,1,true,steady,0,0.13333333333333333,0,0.4\n"), "{rows}");
+    /// ```
+    pub fn with_fold(mut self, fold: Fold) -> SweepPlan {
+        self.fold = fold;
+        self.layout = Layout::of(&self.parameters, &self.programs, self.slo.is_some(), fold);
+        self
     }
 
     /// The SLO the plan measures, if any.
@@ -404,7 +433,7 @@ impl SweepPlan {
     /// ```
     pub fn of_program(program: ValidProgram, replications: usize) -> SweepPlan {
         let programs = vec![program];
-        let layout = Layout::of(&[], &programs, false);
+        let layout = Layout::of(&[], &programs, false, Fold::Auto);
         SweepPlan {
             parameters: Vec::new(),
             points: vec![Vec::new()],
@@ -413,6 +442,7 @@ impl SweepPlan {
             layout,
             settings: RunSettings::default(),
             slo: None,
+            fold: Fold::Auto,
         }
     }
 
@@ -780,6 +810,8 @@ impl Sweep {
     /// The column names, in order: each axis's name (in axis order);
     /// `replications`; `stable` ([`Replicated::is_stable`]: `false` when the
     /// point is transient or overloaded across its replications,
+    /// empty/`null` when not judged); `stability` (the verdict itself:
+    /// `steady`, `transient` or `overloaded`, a string in JSON lines,
     /// empty/`null` when not judged);
     /// `warnings` (the point's warnings counted, [`Replicated::warnings`]); for
     /// each observation (in program order) `NAME.mean` and `NAME.ci` (the
@@ -791,7 +823,10 @@ impl Sweep {
     /// Members that exist at some points only (an array sized by an axis)
     /// have a column all the same, empty where the member does not exist;
     /// an array of one member at some point is its `[0]` (`s[N]` with N = 1
-    /// fills `s[0].util`).
+    /// fills `s[0].util`). A family folded ([`SweepPlan::with_fold`]; by
+    /// default one of more than 16 members at some point) is three columns
+    /// instead, `STAGE.util`, `STAGE.util.min` and `STAGE.util.max`: the
+    /// mean, least and greatest over the point's members.
     ///
     /// ```
     /// use serq::study::{Axis, sweep};
@@ -802,9 +837,10 @@ impl Sweep {
     ///               run { horizon 10; }";
     /// let axes = [Axis::parse("d=1,2").unwrap(), Axis::parse("N=1,2").unwrap()];
     /// let result = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap();
-    /// assert_eq!(result.columns(), ["d", "N", "replications", "stable", "warnings", "response.mean",
-    ///     "response.ci", "response.p50", "response.p50_ci", "response.p90",
-    ///     "response.p90_ci", "response.p99", "response.p99_ci", "s[0].util", "s[1].util"]);
+    /// assert_eq!(result.columns(), ["d", "N", "replications", "stable", "stability",
+    ///     "warnings", "response.mean", "response.ci", "response.p50", "response.p50_ci",
+    ///     "response.p90", "response.p90_ci", "response.p99", "response.p99_ci", "s[0].util",
+    ///     "s[1].util"]);
     /// ```
     pub fn columns(&self) -> Vec<String> {
         self.layout.names()
@@ -821,12 +857,12 @@ impl Sweep {
     ///               session { run s (d); observe response = now; } run { horizon 10; }";
     /// let axes = [Axis::parse("d=1,2").unwrap()];
     /// let result = sweep(source, &Default::default(), &axes, 3, &|| {}).unwrap();
-    /// // d, replications, stable, warnings, response's mean, p50, p90, p99
-    /// // (each 2, deterministic: a CI of 0), s.util (d/10).
+    /// // d, replications, stable, stability, warnings, response's mean,
+    /// // p50, p90, p99 (each 2, deterministic: a CI of 0), s.util (d/10).
     /// let row = &result.rows()[1];
-    /// assert_eq!(row[..5], [Cell::Number(Some(2.0)), Cell::Number(Some(3.0)),
-    ///                       Cell::Flag(Some(true)), Cell::Number(Some(0.0)),
-    ///                       Cell::Number(Some(2.0))]);
+    /// assert_eq!(row[..6], [Cell::Number(Some(2.0)), Cell::Number(Some(3.0)),
+    ///                       Cell::Flag(Some(true)), Cell::Word(Some("steady")),
+    ///                       Cell::Number(Some(0.0)), Cell::Number(Some(2.0))]);
     /// assert_eq!(row.last(), Some(&Cell::Number(Some(0.2))));
     /// ```
     pub fn rows(&self) -> Vec<Vec<Cell>> {
@@ -847,11 +883,11 @@ impl Sweep {
     /// let axes = [Axis::parse("d=1,2").unwrap()];
     /// let csv = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap().to_csv();
     /// // One replication: no CI.
-    /// assert_eq!(csv, "d,replications,stable,warnings,response.mean,response.ci,response.p50,\
+    /// assert_eq!(csv, "d,replications,stable,stability,warnings,response.mean,response.ci,response.p50,\
     ///                  response.p50_ci,response.p90,response.p90_ci,response.p99,\
     ///                  response.p99_ci,s.util\n\
-    ///                  1,1,true,0,1,,1,,1,,1,,0.1\n\
-    ///                  2,1,true,0,2,,2,,2,,2,,0.2\n");
+    ///                  1,1,true,steady,0,1,,1,,1,,1,,0.1\n\
+    ///                  2,1,true,steady,0,2,,2,,2,,2,,0.2\n");
     /// ```
     pub fn to_csv(&self) -> String {
         let mut out = self.layout.csv_header();
@@ -870,7 +906,7 @@ impl Sweep {
     ///               session { run s (d); observe response = now; } run { horizon 10; }";
     /// let axes = [Axis::parse("d=2").unwrap()];
     /// let jsonl = sweep(source, &Default::default(), &axes, 1, &|| {}).unwrap().to_jsonl();
-    /// assert!(jsonl.starts_with("{\"d\":2,\"replications\":1,\"stable\":true,\"warnings\":0,\
+    /// assert!(jsonl.starts_with("{\"d\":2,\"replications\":1,\"stable\":true,\"stability\":\"steady\",\"warnings\":0,\
     ///     \"response.mean\":2,\"response.ci\":null,\"response.p50\":2,"));
     /// assert!(jsonl.ends_with(",\"response.p99_ci\":null,\"s.util\":0.2}\n"));
     /// ```
