@@ -192,6 +192,38 @@ enum Pause {
     Stretch,
 }
 
+/// The engine's parameters, fetched once per stretch of events.
+type RunState = SystemState<(Res<'static, Code>, SimParam<'static, 'static>)>;
+
+/// Runs `f` over the compiled program and one [`Sim`] fetched from
+/// `world`, then applies its deferred commands.
+fn with_sim<T>(
+    state: &mut RunState,
+    world: &mut World,
+    f: impl FnOnce(&Code, &mut Sim) -> Result<T, RunError>,
+) -> Result<T, RunError> {
+    let result = {
+        let (code, sim) = state
+            .get_mut(world)
+            .map_err(|_| crate::engine::eval::sim::lost("resource", 0.0))?;
+        let mut sim = sim.into_sim();
+        f(&code, &mut sim)
+    };
+    state.apply(world);
+    result
+}
+
+/// A start-up error (a file that cannot be read, a schedule that does
+/// not build): no statement, no session, time 0.
+fn at_start(message: String) -> RunError {
+    RunError {
+        message,
+        at: None,
+        session: None,
+        time: 0.0,
+    }
+}
+
 /// Runs `program` to its end.
 pub fn run(
     program: &ValidProgram,
@@ -199,29 +231,7 @@ pub fn run(
 ) -> Result<(Report, SessionCounts), RunError> {
     let mut world = build(program);
     let prog = program.program();
-    if let Some(spec) = &prog.trace {
-        let trace =
-            crate::trace::Trace::read(std::path::Path::new(&spec.path)).map_err(|e| RunError {
-                message: e.to_string(),
-                at: None,
-                session: None,
-                time: 0.0,
-            })?;
-        world.insert_resource(Replay {
-            trace: Some(trace),
-            ordered: spec.ordered,
-            cursor: Vec::new(),
-        });
-    }
-    if let Arrival::Trace(spec) = &prog.arrival {
-        let traffic = Traffic::open(spec).map_err(|e| RunError {
-            message: e.to_string(),
-            at: None,
-            session: None,
-            time: 0.0,
-        })?;
-        world.insert_resource(traffic);
-    }
+    open_traces(&mut world, program)?;
     let initial = match prog.arrival {
         // All n live at once, and the one vacant the loop keeps: a batch
         // never grows its tables (growth doubles them) after the start.
@@ -242,12 +252,9 @@ pub fn run(
     world.insert_resource(Output::default());
     world.insert_resource(Verdict(Ok(())));
     for schedule in [&mut checks, &mut report] {
-        schedule.initialize(&mut world).map_err(|e| RunError {
-            message: format!("internal: a batch schedule does not build: {e}"),
-            at: None,
-            session: None,
-            time: 0.0,
-        })?;
+        schedule
+            .initialize(&mut world)
+            .map_err(|e| at_start(format!("internal: a batch schedule does not build: {e}")))?;
     }
     spawn_sessions(&mut world, initial);
     if initial > 1 {
@@ -255,149 +262,25 @@ pub fn run(
         // the pages it has touched, not onto the slack of a doubled one.
         world.resource_mut::<Ready>().0.reserve_exact(initial);
     }
-    world.resource_mut::<Observed>().strict = options.strict;
-    if options.provenance {
-        world.resource_mut::<Observed>().provenance =
-            Some(vec![Default::default(); prog.observes.len()]);
-    }
-    if options.turn_marks {
-        world.resource_mut::<Observed>().marks = Some(Default::default());
-    }
-    let mut state: SystemState<(Res<Code>, SimParam)> = SystemState::new(&mut world);
-    {
-        let (code, sim) = state
-            .get_mut(&mut world)
-            .map_err(|_| crate::engine::eval::sim::lost("resource", 0.0))?;
-        let mut sim = sim.into_sim();
-        let code = &*code;
-        // The budgets first (once: a budget may draw): a batch session's
-        // `init` may read `budget_left(E)`, the full budget then.
-        for s in 0..prog.stages.len() {
-            if code.steps[s].is_some() {
-                refresh_budget_left(code, &mut sim, s)?;
-            }
-        }
-        match &prog.arrival {
-            Arrival::Batch(n) | Arrival::Closed(n) => {
-                for _ in 0..*n {
-                    create_session(code, &mut sim)?;
-                }
-            }
-            Arrival::Poisson(_) => sim.time.events.schedule(0.0, EventKind::Arrival),
-            Arrival::Trace(_) => {
-                if let Some(t) = sim.sessions.traffic.next_time() {
-                    sim.time.events.schedule(t, EventKind::Arrival);
-                }
-            }
-            // Unlike `poisson(λ)`'s, the first arrival is not forced at 0.
-            Arrival::Thinned(_) => {
-                let t = thinned_arrival(code, &mut sim)?;
-                if t.is_finite() {
-                    sim.time.events.schedule(t, EventKind::Arrival);
-                }
-            }
-            Arrival::Renewal(_) => {
-                let gap = renewal_gap(code, &mut sim)?;
-                sim.time.events.schedule(gap, EventKind::Arrival);
-            }
-            Arrival::None => {}
-        }
-        if prog.warmup > 0.0 {
-            sim.time.events.schedule(prog.warmup, EventKind::Warmup);
-        }
-        settle(code, &mut sim)?;
-    }
-    state.apply(&mut world);
+    observe_as_asked(&mut world, options, prog.observes.len());
+    let mut state: RunState = SystemState::new(&mut world);
+    with_sim(&mut state, &mut world, start)?;
     if check {
         verdict(&mut world, &mut checks)?;
     }
-    // One comparison per event: `checkpoint` is the next event count at
-    // which the cap or the progress callback needs attention.
-    let max_events = options.max_events.unwrap_or(u64::MAX);
-    let mut next_progress = if options.progress.is_some() || options.interrupt.is_some() {
-        PROGRESS_EVERY
-    } else {
-        u64::MAX
-    };
-    let mut checkpoint = next_progress.min(max_events);
     if let Some(limit) = prog.arrivals {
-        let (code, sim) = state
-            .get_mut(&mut world)
-            .map_err(|_| crate::engine::eval::sim::lost("resource", 0.0))?;
-        let sim = sim.into_sim();
-        if drained(&sim, limit) {
-            return Err(drained_too_early(&code, &sim));
-        }
-    }
-    let end = loop {
-        let pause = {
-            let (code, sim) = state
-                .get_mut(&mut world)
-                .map_err(|_| crate::engine::eval::sim::lost("resource", 0.0))?;
-            let mut sim = sim.into_sim();
-            let code = &*code;
-            let stop_at = sim.time.events.taken + if check { 1 } else { STRETCH };
-            loop {
-                if sim.sessions.vacant.is_empty() {
-                    break Pause::NeedSessions;
-                }
-                if sim.time.events.taken >= stop_at {
-                    break Pause::Stretch;
-                }
-                let Some(event) = sim.time.events.pop() else {
-                    break Pause::Over(prog.horizon);
-                };
-                if event.time > prog.horizon {
-                    break Pause::Over(prog.horizon);
-                }
-                if sim.time.events.taken >= checkpoint {
-                    if sim.time.events.taken >= max_events {
-                        return Err(sim.error(format!(
-                            "the run reached its cap of {max_events} events (max_events) before \
-                             its end; raise the cap or shorten the horizon"
-                        )));
-                    }
-                    // The callback is the caller's and reads the wall
-                    // clock; it needs no part of the world but the clock.
-                    if let Some(progress) = options.progress.as_mut() {
-                        progress(sim.time.clock.now);
-                    }
-                    // Interrupted: the run ends now, its report partial.
-                    if options
-                        .interrupt
-                        .is_some_and(|i| i.load(std::sync::atomic::Ordering::Relaxed))
-                    {
-                        break Pause::Over(sim.time.clock.now);
-                    }
-                    next_progress = next_progress.saturating_add(PROGRESS_EVERY);
-                    checkpoint = next_progress.min(max_events);
-                }
-                sim.time.clock.now = event.time;
-                sim.time.events.taken += 1;
-                match event.kind {
-                    EventKind::Arrival => arrive(code, &mut sim)?,
-                    EventKind::Warmup => {}
-                    EventKind::JobEnd(stage, slot) => end_job(&mut sim, stage, slot)?,
-                    EventKind::DelayEnd(stage) => end_delay_job(&mut sim, stage)?,
-                    EventKind::PsEnd(stage, generation) => end_ps_job(&mut sim, stage, generation)?,
-                    EventKind::FlowEnd(generation) => end_flow(&mut sim, generation)?,
-                    EventKind::LeaseEnd(index, id) => end_lease(code, &mut sim, index, id)?,
-                    EventKind::IterationEnd(stage, generation) => {
-                        end_iteration(code, &mut sim, stage as usize, generation)?
-                    }
-                }
-                settle(code, &mut sim)?;
-                if let Some(limit) = prog.arrivals
-                    && drained(&sim, limit)
-                {
-                    if sim.time.clock.now <= prog.warmup {
-                        return Err(drained_too_early(code, &sim));
-                    }
-                    break Pause::Over(sim.time.clock.now);
-                }
+        with_sim(&mut state, &mut world, |code, sim| {
+            match drained(sim, limit) {
+                true => Err(drained_too_early(code, sim)),
+                false => Ok(()),
             }
-        };
-        state.apply(&mut world);
+        })?;
+    }
+    let mut checkpoints = Checkpoints::new(options);
+    let end = loop {
+        let pause = with_sim(&mut state, &mut world, |code, sim| {
+            stretch(code, sim, options, &mut checkpoints)
+        })?;
         if check {
             verdict(&mut world, &mut checks)?;
         }
@@ -410,32 +293,232 @@ pub fn run(
             Pause::Stretch => {}
         }
     };
-    {
-        let (code, sim) = state
-            .get_mut(&mut world)
-            .map_err(|_| crate::engine::eval::sim::lost("resource", 0.0))?;
-        let sim = sim.into_sim();
-        if let Some(limit) = prog.arrivals
-            && end == prog.horizon
-            && !drained(&sim, limit)
-        {
-            sim.time.clock.now = prog.horizon;
-            return Err(if sim.sessions.census.open_arrivals < limit {
-                sim.error(format!(
-                    "run: horizon {} reached before requested arrivals: got {}, requested {limit}",
-                    prog.horizon, sim.sessions.census.open_arrivals
-                ))
-            } else {
-                sim.error(format!(
-                    "run: failed to drain {} active sessions within horizon {}",
-                    sim.sessions.census.live, code.program.horizon
-                ))
-            });
+    if prog.arrivals.is_some() && end == prog.horizon {
+        with_sim(&mut state, &mut world, |code, sim| {
+            arrivals_met_by_the_horizon(code, sim)
+        })?;
+    }
+    finish(&mut world, &mut report, end)
+}
+
+/// Reads the turn trace (`trace`) and opens the arrival trace (`arrive
+/// trace`, an extension) of the program, when it has them.
+fn open_traces(world: &mut World, program: &ValidProgram) -> Result<(), RunError> {
+    let prog = program.program();
+    if let Some(spec) = &prog.trace {
+        let trace = crate::trace::Trace::read(std::path::Path::new(&spec.path))
+            .map_err(|e| at_start(e.to_string()))?;
+        world.insert_resource(Replay {
+            trace: Some(trace),
+            ordered: spec.ordered,
+            cursor: Vec::new(),
+        });
+    }
+    if let Arrival::Trace(spec) = &prog.arrival {
+        let traffic = Traffic::open(spec).map_err(|e| at_start(e.to_string()))?;
+        world.insert_resource(traffic);
+    }
+    Ok(())
+}
+
+/// What the caller asked the observations to keep: strict amounts, each
+/// sample's provenance, the turns' marks.
+fn observe_as_asked(world: &mut World, options: &RunOptions<'_>, observations: usize) {
+    let mut observed = world.resource_mut::<Observed>();
+    observed.strict = options.strict;
+    if options.provenance {
+        observed.provenance = Some(vec![Default::default(); observations]);
+    }
+    if options.turn_marks {
+        observed.marks = Some(Default::default());
+    }
+}
+
+/// Time 0: the step stages' budgets, the first sessions or arrivals, the
+/// warmup's event, and the first settle.
+fn start(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
+    let prog = &code.program;
+    // The budgets first (once: a budget may draw): a batch session's
+    // `init` may read `budget_left(E)`, the full budget then.
+    for s in 0..prog.stages.len() {
+        if code.steps[s].is_some() {
+            refresh_budget_left(code, sim, s)?;
         }
     }
+    match &prog.arrival {
+        Arrival::Batch(n) | Arrival::Closed(n) => {
+            for _ in 0..*n {
+                create_session(code, sim)?;
+            }
+        }
+        Arrival::Poisson(_) => sim.time.events.schedule(0.0, EventKind::Arrival),
+        Arrival::Trace(_) => {
+            if let Some(t) = sim.sessions.traffic.next_time() {
+                sim.time.events.schedule(t, EventKind::Arrival);
+            }
+        }
+        // Unlike `poisson(λ)`'s, the first arrival is not forced at 0.
+        Arrival::Thinned(_) => {
+            let t = thinned_arrival(code, sim)?;
+            if t.is_finite() {
+                sim.time.events.schedule(t, EventKind::Arrival);
+            }
+        }
+        Arrival::Renewal(_) => {
+            let gap = renewal_gap(code, sim)?;
+            sim.time.events.schedule(gap, EventKind::Arrival);
+        }
+        Arrival::None => {}
+    }
+    if prog.warmup > 0.0 {
+        sim.time.events.schedule(prog.warmup, EventKind::Warmup);
+    }
+    settle(code, sim)
+}
+
+/// The event counts at which the run looks up from its events: the cap
+/// (`max_events`), the progress callback and the interrupt flag. One
+/// comparison per event: `next` is the nearer of the two.
+struct Checkpoints {
+    max_events: u64,
+    progress: u64,
+    next: u64,
+}
+
+impl Checkpoints {
+    fn new(options: &RunOptions<'_>) -> Checkpoints {
+        let max_events = options.max_events.unwrap_or(u64::MAX);
+        let progress = if options.progress.is_some() || options.interrupt.is_some() {
+            PROGRESS_EVERY
+        } else {
+            u64::MAX
+        };
+        Checkpoints {
+            max_events,
+            progress,
+            next: progress.min(max_events),
+        }
+    }
+
+    /// At a checkpoint: the cap is an error; the callback is told the
+    /// clock; an interrupt ends the run now (its report partial).
+    #[cold]
+    fn reached(
+        &mut self,
+        sim: &Sim,
+        options: &mut RunOptions<'_>,
+    ) -> Result<Option<Pause>, RunError> {
+        if sim.time.events.taken >= self.max_events {
+            return Err(sim.error(format!(
+                "the run reached its cap of {} events (max_events) before its end; raise the \
+                 cap or shorten the horizon",
+                self.max_events
+            )));
+        }
+        // The callback is the caller's and reads the wall clock; it needs
+        // no part of the world but the clock.
+        if let Some(progress) = options.progress.as_mut() {
+            progress(sim.time.clock.now);
+        }
+        if options
+            .interrupt
+            .is_some_and(|i| i.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            return Ok(Some(Pause::Over(sim.time.clock.now)));
+        }
+        self.progress = self.progress.saturating_add(PROGRESS_EVERY);
+        self.next = self.progress.min(self.max_events);
+        Ok(None)
+    }
+}
+
+/// Takes events until the stretch is full, no session entity is vacant, or
+/// the run is over: each event's system, then the settle.
+fn stretch(
+    code: &Code,
+    sim: &mut Sim,
+    options: &mut RunOptions<'_>,
+    checkpoints: &mut Checkpoints,
+) -> Result<Pause, RunError> {
+    let prog = &code.program;
+    let stop_at = sim.time.events.taken + if options.check_invariants { 1 } else { STRETCH };
+    loop {
+        if sim.sessions.vacant.is_empty() {
+            return Ok(Pause::NeedSessions);
+        }
+        if sim.time.events.taken >= stop_at {
+            return Ok(Pause::Stretch);
+        }
+        let Some(event) = sim.time.events.pop() else {
+            return Ok(Pause::Over(prog.horizon));
+        };
+        if event.time > prog.horizon {
+            return Ok(Pause::Over(prog.horizon));
+        }
+        if sim.time.events.taken >= checkpoints.next
+            && let Some(pause) = checkpoints.reached(sim, options)?
+        {
+            return Ok(pause);
+        }
+        sim.time.clock.now = event.time;
+        sim.time.events.taken += 1;
+        match event.kind {
+            EventKind::Arrival => arrive(code, sim)?,
+            EventKind::Warmup => {}
+            EventKind::JobEnd(stage, slot) => end_job(sim, stage, slot)?,
+            EventKind::DelayEnd(stage) => end_delay_job(sim, stage)?,
+            EventKind::PsEnd(stage, generation) => end_ps_job(sim, stage, generation)?,
+            EventKind::FlowEnd(generation) => end_flow(sim, generation)?,
+            EventKind::LeaseEnd(index, id) => end_lease(code, sim, index, id)?,
+            EventKind::IterationEnd(stage, generation) => {
+                end_iteration(code, sim, stage as usize, generation)?
+            }
+        }
+        settle(code, sim)?;
+        if let Some(limit) = prog.arrivals
+            && drained(sim, limit)
+        {
+            if sim.time.clock.now <= prog.warmup {
+                return Err(drained_too_early(code, sim));
+            }
+            return Ok(Pause::Over(sim.time.clock.now));
+        }
+    }
+}
+
+/// A run with `arrivals N` that reached its horizon: an error unless all
+/// N arrived and drained.
+fn arrivals_met_by_the_horizon(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
+    let prog = &code.program;
+    let Some(limit) = prog.arrivals else {
+        return Ok(());
+    };
+    if drained(sim, limit) {
+        return Ok(());
+    }
+    sim.time.clock.now = prog.horizon;
+    Err(if sim.sessions.census.open_arrivals < limit {
+        sim.error(format!(
+            "run: horizon {} reached before requested arrivals: got {}, requested {limit}",
+            prog.horizon, sim.sessions.census.open_arrivals
+        ))
+    } else {
+        sim.error(format!(
+            "run: failed to drain {} active sessions within horizon {}",
+            sim.sessions.census.live, prog.horizon
+        ))
+    })
+}
+
+/// The run is over at `end`: the session counts, then the report.
+fn finish(
+    world: &mut World,
+    report: &mut Schedule,
+    end: f64,
+) -> Result<(Report, SessionCounts), RunError> {
     let live = world
         .query::<&Continuation>()
-        .iter(&world)
+        .iter(world)
         .filter(|c| c.live())
         .count() as u64;
     let census = world.resource::<Census>();
@@ -445,7 +528,7 @@ pub fn run(
         live,
     };
     world.insert_resource(End(end));
-    report.run(&mut world);
+    report.run(world);
     let report = world
         .get_resource_mut::<Output>()
         .and_then(|mut o| o.0.take())
