@@ -296,3 +296,33 @@ fn every_case_of_the_serving_corpus_matches_the_reference() {
     // tests/serving: serq's own corpus, expected files from pyserq 0.1.0.
     check_dir("tests/serving", 55);
 }
+
+#[test]
+fn the_serving_corpus_keeps_the_engines_invariants_and_checking_them_changes_no_report() {
+    // Checked after every event, the engine's invariants hold on every
+    // case that runs, and the report equals the unchecked run's (a check
+    // reads state and changes none).
+    let mut checked = 0;
+    for path in cases("tests/serving") {
+        let Ok(program) = serq::compile_file(&path, &Overrides::default()) else {
+            continue;
+        };
+        let Ok(plain) = serq::run(&program) else {
+            continue;
+        };
+        let mut options = serq::RunOptions {
+            check_invariants: true,
+            ..Default::default()
+        };
+        match serq::run_with(&program, &mut options) {
+            Ok(report) => assert!(
+                report == plain,
+                "{}: checks changed the report",
+                path.display()
+            ),
+            Err(e) => panic!("{}: {}", path.display(), e.message),
+        }
+        checked += 1;
+    }
+    assert!(checked >= 150, "only {checked} cases ran");
+}

@@ -19,7 +19,8 @@ use bevy_ecs::prelude::*;
 use smallvec::SmallVec;
 
 use crate::engine::data::code::Code;
-use crate::engine::data::session::{FrameKind, Wait};
+use crate::engine::data::residents::Resident;
+use crate::engine::data::session::{FrameKind, HoldFrame, Wait};
 use crate::engine::data::stage::{Service, cancel};
 use crate::engine::eval::sim::{Sim, lost, made};
 use crate::engine::interface::RunError;
@@ -138,170 +139,29 @@ pub fn make_fit(
     }
 }
 
-/// Preempts session `v` for pool `p`.
+/// Preempts session `v` for pool `p`: it leaves the queue it waits in and
+/// the stage it is at, its hold on the pool is released with every hold
+/// inside it, and it waits at the head of that hold's queue again.
 pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken, RunError> {
     let now = sim.time.clock.now;
     let pool = p as u32;
-    // The innermost hold frame holding the pool, and its position there.
-    let dealings = made!(sim.sessions.dealings.get(v), "session", now);
-    let frames = dealings.holds();
-    let Some(h) = frames
-        .iter()
-        .rposition(|f| f.pools.iter().any(|x| x.pool == pool && !x.released))
-    else {
-        return Err(lost("victim's hold", now));
+    let hold = VictimHold::of(sim, v, pool, now)?;
+    leave_wait(sim, v, &hold.wait, now);
+    let left = match hold.at_stage {
+        Some(s) => leave_stage(sim, v, s as usize, now)?,
+        None => None,
     };
-    let mut position = frames[h]
-        .pools
-        .iter()
-        .find(|x| x.pool == pool)
-        .map_or(0.0, |x| x.position);
-    let at_stage = dealings.0.as_deref().and_then(|d| d.at_stage);
-    let growing_position = |growing: Option<u32>| {
-        growing.and_then(|g| {
-            frames
-                .iter()
-                .rev()
-                .flat_map(|f| f.pools.iter())
-                .find(|x| x.pool == g && !x.released)
-                .map(|x| x.position)
-        })
-    };
-    // Attention's K of its grant, if it was served: its position then.
-    let k_of =
-        |growing: Option<u32>, granted: f64| growing_position(growing).map_or(0.0, |x| x - granted);
-    let wait = dealings
-        .0
-        .as_deref()
-        .map(|d| d.wait.clone())
-        .unwrap_or_default();
-
-    // Take it away from where it is.
-    let mut taken = Taken {
-        session: v,
-        resident: None,
-    };
-    // A resident served by an iteration still being formed (a `grow`
-    // statement run by a session it admits takes it): its tokens were not
-    // committed, so its position goes back by them (0.1.0; tests/serving/
-    // admit_via_grow_statement_preempts_stops_admissions).
-    let mut uncommitted: Option<(u32, f64)> = None;
-    match wait {
-        Wait::Hold { pools, .. } => {
-            let first = pools[0] as usize;
-            if let Ok((mut waiters, mut stats)) =
-                sim.pools.members.get_mut(sim.pools.entities[first])
-                && let Some(k) = waiters.queue.iter().position(|&x| x == v)
-            {
-                waiters.remove_at(k);
-                let len = waiters.queue.len();
-                sim.pools.levels.set_queued(&mut stats, first, now, len);
-            }
-        }
-        Wait::Grow { hold, entry, .. } | Wait::Growth { hold, entry, .. } => {
-            let q = frames[hold].pools[entry].pool as usize;
-            if let Ok((mut waiters, _)) = sim.pools.members.get_mut(sim.pools.entities[q])
-                && let Some(k) = waiters.stalled.iter().position(|&x| x == v)
-            {
-                waiters.stalled.remove(k);
-            }
-        }
-        Wait::None => {}
-    }
-    if let Some(s) = at_stage {
-        let s = s as usize;
-        let (mut service, mut stats) = made!(
-            sim.stages.members.get_mut(sim.stages.entities[s]),
-            "stage",
-            now
-        );
-        match &mut *service {
-            Service::Step(engine) => {
-                if let Some(r) = engine.find(v) {
-                    let r = engine.residents.remove(r);
-                    if r.granted > 0.0 && engine.running {
-                        engine.served = engine.served.saturating_sub(1);
-                    }
-                    let k = k_of(r.growing, r.granted);
-                    taken.resident = Some((s as u32, r.granted, r.mode, k));
-                    if !engine.running && r.granted > 0.0 {
-                        uncommitted = r.growing.map(|g| (g, r.granted));
-                    }
-                    stats.count(s, false, sim.stages.load, now, -1.0);
-                    sim.stages.load.set_busy(s, &service);
-                }
-            }
-            Service::Shared(_) => {
-                // Its flow leaves every stage it holds, not completed; the
-                // rates are solved anew at the settle's end (0.1.0).
-                cancel_flow(sim, v, now)?;
-            }
-            _ => {
-                let is_ps = matches!(*service, Service::Ps(_));
-                if cancel(
-                    s,
-                    (&mut service, &mut stats),
-                    sim.stages.load,
-                    now,
-                    v,
-                    sim.time.events,
-                ) && is_ps
-                {
-                    sim.stages.dirty.mark(s as u32);
-                }
-            }
-        }
-    }
     if let Some(k) = sim.sessions.ready.0.iter().position(|&x| x == v) {
         sim.sessions.ready.0.remove(k);
     }
-    // Release the hold and every hold inside it, innermost first, each with
-    // its cache clause; no admission pass.
-    let mut dealings = made!(sim.sessions.dealings.get_mut(v), "session", now);
-    let d = dealings.get();
-    if let Some((g, granted)) = uncommitted {
-        if g == pool {
-            position -= granted;
-        }
-        if let Some(x) = d
-            .holds
-            .iter_mut()
-            .rev()
-            .flat_map(|f| f.pools.iter_mut())
-            .find(|x| x.pool == g && !x.released)
-        {
-            x.position -= granted;
-        }
-    }
-    let released: Vec<_> = d.holds.drain(h..).collect();
-    d.wait = Wait::None;
-    let (at, members) = {
-        let outer = &released[0];
-        let members: SmallVec<[u32; 4]> = outer.pools.iter().map(|x| x.pool).collect();
-        (outer.at, members)
-    };
-    for frame in released.iter().rev() {
-        release_frame(code, sim, v, frame)?;
-    }
-    // Unwind the continuation to the frame that holds the hold statement.
-    let depth = released.len();
-    let (mut cont, _, life) = made!(sim.sessions.states.get_mut(v), "session", now);
-    let (row, serial) = (life.row, life.serial);
-    let mut popped = 0;
-    while popped < depth {
-        match cont.0.pop() {
-            Some(f) if f.kind() == FrameKind::Hold => popped += 1,
-            Some(_) => {}
-            None => break,
-        }
-    }
-    if let Some(c) = sim
-        .sessions
-        .attrs
-        .get_mut(row, code.column(ir::SLOT_COMPUTED))
-    {
-        *c = position;
-    }
+    let released = release_holds(code, sim, v, &hold, pool, left, now)?;
+    let Released {
+        taken,
+        position,
+        at,
+        members,
+        serial,
+    } = released;
     // Back at the head of the first pool's queue.
     let first = members[0] as usize;
     let pools = members.clone();
@@ -332,6 +192,253 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
     }
     reject_again(code, sim, v, at, &pools)?;
     Ok(taken)
+}
+
+/// What a victim holds where it is taken: its innermost hold frame on the
+/// pool, its position there, the stage it is at, and what it waits for.
+struct VictimHold {
+    /// The frame's index among its hold frames.
+    frame: usize,
+    /// Its position on the pool in that frame.
+    position: f64,
+    /// The stage its run is at, if any.
+    at_stage: Option<u32>,
+    /// What it waits for, with the pool a stalled growth waits on.
+    wait: (Wait, Option<usize>),
+}
+
+impl VictimHold {
+    fn of(sim: &Sim, v: Entity, pool: u32, now: f64) -> Result<VictimHold, RunError> {
+        let dealings = made!(sim.sessions.dealings.get(v), "session", now);
+        let frames = dealings.holds();
+        let Some(frame) = frames
+            .iter()
+            .rposition(|f| f.pools.iter().any(|x| x.pool == pool && !x.released))
+        else {
+            return Err(lost("victim's hold", now));
+        };
+        let position = frames[frame]
+            .pools
+            .iter()
+            .find(|x| x.pool == pool)
+            .map_or(0.0, |x| x.position);
+        let at_stage = dealings.0.as_deref().and_then(|d| d.at_stage);
+        let wait = dealings
+            .0
+            .as_deref()
+            .map(|d| d.wait.clone())
+            .unwrap_or_default();
+        let stalled_on = match wait {
+            Wait::Grow { hold, entry, .. } | Wait::Growth { hold, entry, .. } => {
+                Some(frames[hold].pools[entry].pool as usize)
+            }
+            _ => None,
+        };
+        Ok(VictimHold {
+            frame,
+            position,
+            at_stage,
+            wait: (wait, stalled_on),
+        })
+    }
+}
+
+/// The victim leaves the queue it waits in: a hold's queue, or the
+/// stalled growers of a pool.
+fn leave_wait(sim: &mut Sim, v: Entity, wait: &(Wait, Option<usize>), now: f64) {
+    match wait {
+        (Wait::Hold { pools, .. }, _) => {
+            let first = pools[0] as usize;
+            if let Ok((mut waiters, mut stats)) =
+                sim.pools.members.get_mut(sim.pools.entities[first])
+                && let Some(k) = waiters.queue.iter().position(|&x| x == v)
+            {
+                waiters.remove_at(k);
+                let len = waiters.queue.len();
+                sim.pools.levels.set_queued(&mut stats, first, now, len);
+            }
+        }
+        (_, Some(q)) => {
+            if let Ok((mut waiters, _)) = sim.pools.members.get_mut(sim.pools.entities[*q])
+                && let Some(k) = waiters.stalled.iter().position(|&x| x == v)
+            {
+                waiters.stalled.remove(k);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A victim that was a step stage's resident.
+#[derive(Clone, Copy)]
+struct LeftEngine {
+    stage: u32,
+    resident: Resident,
+    /// Whether the engine's iteration was running (not being formed).
+    running: bool,
+}
+
+/// The victim's run leaves stage `s`: a resident leaves its engine, a
+/// flow the flow system, a job its stage (not completed).
+fn leave_stage(
+    sim: &mut Sim,
+    v: Entity,
+    s: usize,
+    now: f64,
+) -> Result<Option<LeftEngine>, RunError> {
+    let (mut service, mut stats) = made!(
+        sim.stages.members.get_mut(sim.stages.entities[s]),
+        "stage",
+        now
+    );
+    match &mut *service {
+        Service::Step(engine) => {
+            let Some(r) = engine.find(v) else {
+                return Ok(None);
+            };
+            let resident = engine.residents.remove(r);
+            let running = engine.running;
+            if resident.granted > 0.0 && running {
+                engine.served = engine.served.saturating_sub(1);
+            }
+            stats.count(s, false, sim.stages.load, now, -1.0);
+            sim.stages.load.set_busy(s, &service);
+            return Ok(Some(LeftEngine {
+                stage: s as u32,
+                resident,
+                running,
+            }));
+        }
+        Service::Shared(_) => {
+            // Its flow leaves every stage it holds, not completed; the
+            // rates are solved anew at the settle's end (0.1.0).
+            cancel_flow(sim, v, now)?;
+        }
+        _ => {
+            let is_ps = matches!(*service, Service::Ps(_));
+            if cancel(
+                s,
+                (&mut service, &mut stats),
+                sim.stages.load,
+                now,
+                v,
+                sim.time.events,
+            ) && is_ps
+            {
+                sim.stages.dirty.mark(s as u32);
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// What releasing a victim's holds leaves to do.
+struct Released {
+    taken: Taken,
+    /// Its position on the pool (its `computed`).
+    position: f64,
+    /// The released outer hold's statement and pools.
+    at: (usize, usize),
+    members: SmallVec<[u32; 4]>,
+    serial: u64,
+}
+
+/// Releases the victim's hold on the pool and every hold inside it,
+/// innermost first, each with its cache clause (no admission pass), and
+/// unwinds its continuation to the hold statement, `computed` set to the
+/// position it reached.
+fn release_holds(
+    code: &Code,
+    sim: &mut Sim,
+    v: Entity,
+    hold: &VictimHold,
+    pool: u32,
+    left: Option<LeftEngine>,
+    now: f64,
+) -> Result<Released, RunError> {
+    let mut dealings = made!(sim.sessions.dealings.get_mut(v), "session", now);
+    let d = dealings.get();
+    let mut taken = Taken {
+        session: v,
+        resident: None,
+    };
+    let mut position = hold.position;
+    if let Some(left) = left {
+        let r = left.resident;
+        // Attention's K of its grant, if it was served: its position then.
+        let k = r
+            .growing
+            .and_then(|g| innermost_position(&d.holds, g))
+            .map_or(0.0, |x| x - r.granted);
+        taken.resident = Some((left.stage, r.granted, r.mode, k));
+        // A resident served by an iteration still being formed (a `grow`
+        // statement run by a session it admits takes it): its tokens were
+        // not committed, so its position goes back by them (0.1.0;
+        // tests/serving/admit_via_grow_statement_preempts_stops_admissions).
+        if !left.running
+            && r.granted > 0.0
+            && let Some(g) = r.growing
+        {
+            if g == pool {
+                position -= r.granted;
+            }
+            if let Some(x) = d
+                .holds
+                .iter_mut()
+                .rev()
+                .flat_map(|f| f.pools.iter_mut())
+                .find(|x| x.pool == g && !x.released)
+            {
+                x.position -= r.granted;
+            }
+        }
+    }
+    let released: Vec<_> = d.holds.drain(hold.frame..).collect();
+    d.wait = Wait::None;
+    let (at, members) = {
+        let outer = &released[0];
+        let members: SmallVec<[u32; 4]> = outer.pools.iter().map(|x| x.pool).collect();
+        (outer.at, members)
+    };
+    for frame in released.iter().rev() {
+        release_frame(code, sim, v, frame)?;
+    }
+    // Unwind the continuation to the frame that holds the hold statement.
+    let depth = released.len();
+    let (mut cont, _, life) = made!(sim.sessions.states.get_mut(v), "session", now);
+    let (row, serial) = (life.row, life.serial);
+    let mut popped = 0;
+    while popped < depth {
+        match cont.0.pop() {
+            Some(f) if f.kind() == FrameKind::Hold => popped += 1,
+            Some(_) => {}
+            None => break,
+        }
+    }
+    if let Some(c) = sim
+        .sessions
+        .attrs
+        .get_mut(row, code.column(ir::SLOT_COMPUTED))
+    {
+        *c = position;
+    }
+    Ok(Released {
+        taken,
+        position,
+        at,
+        members,
+        serial,
+    })
+}
+
+/// The position of the innermost unreleased entry on pool `g` in `frames`.
+fn innermost_position(frames: &[HoldFrame], g: u32) -> Option<f64> {
+    frames
+        .iter()
+        .rev()
+        .flat_map(|f| f.pools.iter())
+        .find(|x| x.pool == g && !x.released)
+        .map(|x| x.position)
 }
 
 /// 0.1.0 executes a victim's hold statement again at once: its units are
