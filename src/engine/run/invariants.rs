@@ -8,6 +8,7 @@
 //! structures shows up here. Nothing here runs unless asked.
 
 use bevy_ecs::prelude::*;
+use bevy_ecs::system::SystemParam;
 
 use crate::engine::data::code::Code;
 use crate::engine::data::flow_entity::{FlowOf, Flows};
@@ -32,6 +33,23 @@ fn exceeds(x: f64, cap: f64) -> bool {
     x.is_nan() || x > cap + TOLERANCE * cap.abs().max(1.0)
 }
 
+/// What the checks read: the whole world, read-only.
+#[derive(SystemParam)]
+pub struct Checked<'w, 's> {
+    code: Res<'w, Code>,
+    clock: Res<'w, Clock>,
+    levels: Res<'w, PoolLevels>,
+    kv: Res<'w, KvPools>,
+    dealings: Query<'w, 's, &'static Dealings>,
+    flows: Res<'w, Flows>,
+    members: Res<'w, Members>,
+    census: Res<'w, Census>,
+    vacant: Res<'w, Vacant>,
+    services: Query<'w, 's, &'static Service>,
+    sessions: Query<'w, 's, &'static Continuation>,
+    flow_of: Query<'w, 's, &'static FlowOf>,
+}
+
 /// Checks, now: every pool's allocation is within its capacity, and its
 /// allocation and cached units together too (a spill target excepted: it
 /// takes spilled pieces before it evicts, spec §8.3); a running
@@ -40,148 +58,156 @@ fn exceeds(x: f64, cap: f64) -> bool {
 /// shared stage's flows have rates ≥ 0 summing within its capacity, and
 /// every flow's entity names its session; the live sessions are those
 /// created and not ended, and every session entity is live or vacant.
-#[allow(clippy::too_many_arguments)]
-pub fn check_invariants(
-    code: Res<Code>,
-    clock: Res<Clock>,
-    levels: Res<PoolLevels>,
-    kv: Res<KvPools>,
-    dealings: Query<&Dealings>,
-    flows: Res<Flows>,
-    members: Res<Members>,
-    census: Res<Census>,
-    vacant: Res<Vacant>,
-    services: Query<&Service>,
-    sessions: Query<&Continuation>,
-    flow_of: Query<&FlowOf>,
-    mut verdict: ResMut<Verdict>,
-) {
-    let error = |message: String| {
-        Err(RunError {
-            message,
+pub fn check_invariants(world: Checked, mut verdict: ResMut<Verdict>) {
+    let checked = world
+        .pools()
+        .and_then(|()| world.iterations())
+        .and_then(|()| world.flows())
+        .and_then(|()| world.sessions());
+    if let Err(message) = checked {
+        verdict.0 = Err(RunError {
+            message: format!("invariant broken: {message}"),
             at: None,
             session: None,
-            time: clock.now,
-        })
-    };
-    let prog = &code.program;
-    let mut spill_target = vec![false; prog.pools.len()];
-    for q in &prog.pools {
-        if let Some(t) = q.spill.as_ref().and_then(|s| spill_target.get_mut(s.to)) {
-            *t = true;
-        }
+            time: world.clock.now,
+        });
     }
-    for (p, (&used, &cap)) in levels.used.iter().zip(&levels.cap).enumerate() {
-        if exceeds(used, cap) {
-            verdict.0 = error(format!(
-                "invariant broken: pool `{}` (member {p}) has {used} units allocated, above its capacity {cap}",
-                prog.pools[p].name
-            ));
-            return;
-        }
-        let cached = kv.cache.get(p).map_or(0.0, |c| c.total());
-        if !spill_target[p] && exceeds(used + cached, cap) {
-            verdict.0 = error(format!(
-                "invariant broken: pool `{}` (member {p}) has {used} units allocated and {cached} cached, above its capacity {cap}",
-                prog.pools[p].name
-            ));
-            return;
-        }
-    }
-    for (s, &e) in members.stages.iter().enumerate() {
-        let Ok(Service::Step(engine)) = services.get(e) else {
-            continue;
-        };
-        if !engine.running {
-            continue;
-        }
-        let granted: f64 = engine.residents.iter().map(|r| r.granted).sum();
-        if exceeds(granted, engine.budget) {
-            verdict.0 = error(format!(
-                "invariant broken: step stage `{}` (member {s}) granted {granted} tokens in an iteration of budget {}",
-                prog.stages[s].name, engine.budget
-            ));
-            return;
-        }
-        for r in engine.residents.iter().filter(|r| r.granted > 0.0) {
-            let Some(p) = r.growing else {
-                continue;
-            };
-            let held = dealings.get(r.session).ok().and_then(|d| {
-                d.holds()
-                    .iter()
-                    .rev()
-                    .flat_map(|h| h.pools.iter())
-                    .find(|x| x.pool == p && !x.released)
-                    .copied()
-            });
-            let Some(held) = held else {
-                verdict.0 = error(format!(
-                    "invariant broken: a growing resident of step stage `{}` holds no `{}`",
-                    prog.stages[s].name, prog.pools[p as usize].name
-                ));
-                return;
-            };
-            if exceeds(held.position, held.units) {
-                verdict.0 = error(format!(
-                    "invariant broken: a growing resident of step stage `{}` is at position {} of `{}`, beyond its allocation {}",
-                    prog.stages[s].name, held.position, prog.pools[p as usize].name, held.units
-                ));
-                return;
+}
+
+impl Checked<'_, '_> {
+    /// Every pool's allocation, and allocation and cache, within its
+    /// capacity.
+    fn pools(&self) -> Result<(), String> {
+        let prog = &self.code.program;
+        let mut spill_target = vec![false; prog.pools.len()];
+        for q in &prog.pools {
+            if let Some(t) = q.spill.as_ref().and_then(|s| spill_target.get_mut(s.to)) {
+                *t = true;
             }
         }
+        for (p, (&used, &cap)) in self.levels.used.iter().zip(&self.levels.cap).enumerate() {
+            if exceeds(used, cap) {
+                return Err(format!(
+                    "pool `{}` (member {p}) has {used} units allocated, above its capacity {cap}",
+                    prog.pools[p].name
+                ));
+            }
+            let cached = self.kv.cache.get(p).map_or(0.0, |c| c.total());
+            if !spill_target[p] && exceeds(used + cached, cap) {
+                return Err(format!(
+                    "pool `{}` (member {p}) has {used} units allocated and {cached} cached, above its capacity {cap}",
+                    prog.pools[p].name
+                ));
+            }
+        }
+        Ok(())
     }
-    let mut sums = vec![0.0; members.stages.len()];
-    for id in flows.system.ids() {
-        let rate = flows.system.rate(id);
-        if rate.is_nan() || rate < 0.0 {
-            verdict.0 = error(format!(
-                "invariant broken: a flow has rate {rate}, not a number >= 0"
+
+    /// A running iteration's grants within its budget, and each growing
+    /// resident given tokens within its hold's allocation.
+    fn iterations(&self) -> Result<(), String> {
+        let prog = &self.code.program;
+        for (s, &e) in self.members.stages.iter().enumerate() {
+            let Ok(Service::Step(engine)) = self.services.get(e) else {
+                continue;
+            };
+            if !engine.running {
+                continue;
+            }
+            let granted: f64 = engine.residents.iter().map(|r| r.granted).sum();
+            if exceeds(granted, engine.budget) {
+                return Err(format!(
+                    "step stage `{}` (member {s}) granted {granted} tokens in an iteration of budget {}",
+                    prog.stages[s].name, engine.budget
+                ));
+            }
+            for r in engine.residents.iter().filter(|r| r.granted > 0.0) {
+                let Some(p) = r.growing else {
+                    continue;
+                };
+                let held = self.dealings.get(r.session).ok().and_then(|d| {
+                    d.holds()
+                        .iter()
+                        .rev()
+                        .flat_map(|h| h.pools.iter())
+                        .find(|x| x.pool == p && !x.released)
+                        .copied()
+                });
+                let Some(held) = held else {
+                    return Err(format!(
+                        "a growing resident of step stage `{}` holds no `{}`",
+                        prog.stages[s].name, prog.pools[p as usize].name
+                    ));
+                };
+                if exceeds(held.position, held.units) {
+                    return Err(format!(
+                        "a growing resident of step stage `{}` is at position {} of `{}`, beyond its allocation {}",
+                        prog.stages[s].name, held.position, prog.pools[p as usize].name, held.units
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every flow's rate a number ≥ 0, its entity naming its live session
+    /// (or none), and each shared stage's rates within its capacity.
+    fn flows(&self) -> Result<(), String> {
+        let prog = &self.code.program;
+        let system = &self.flows.system;
+        let mut sums = vec![0.0; self.members.stages.len()];
+        for id in system.ids() {
+            let rate = system.rate(id);
+            if rate.is_nan() || rate < 0.0 {
+                return Err(format!("a flow has rate {rate}, not a number >= 0"));
+            }
+            for &s in system.stages_of(id) {
+                sums[s as usize] += rate;
+            }
+            // The entity's component agrees with the link, and names a live
+            // session or none (a spill's job).
+            let named = self.flows.links.get(id).is_some_and(|link| {
+                self.flow_of.get(link.entity).ok()
+                    == Some(&FlowOf {
+                        session: link.session,
+                    })
+                    && link
+                        .session
+                        .is_none_or(|e| self.sessions.get(e).is_ok_and(Continuation::live))
+            });
+            if !named {
+                return Err("a flow's entity does not name its live session".to_string());
+            }
+        }
+        for (s, &e) in self.members.stages.iter().enumerate() {
+            let Some(cap) = self.services.get(e).ok().and_then(Service::shared_capacity) else {
+                continue;
+            };
+            if exceeds(sums[s], cap) {
+                return Err(format!(
+                    "the flows on stage `{}` (member {s}) have rates summing to {}, above its capacity {cap}",
+                    prog.stages[s].name, sums[s]
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The live sessions are those created and not ended, and every
+    /// session entity is live or vacant.
+    fn sessions(&self) -> Result<(), String> {
+        let census = &self.census;
+        let (created, ended, live) = (census.next_serial, census.ended_total, census.live);
+        let counted = self.sessions.iter().filter(|c| c.live()).count() as u64;
+        let entities = self.sessions.iter().count() as u64;
+        let slots = entities - self.vacant.len() as u64;
+        if created.checked_sub(ended) != Some(live) || slots != live || counted != live {
+            return Err(format!(
+                "{created} sessions created and {ended} ended, \
+                 but {live} counted live and {slots} session entities in use"
             ));
-            return;
         }
-        for &s in flows.system.stages_of(id) {
-            sums[s as usize] += rate;
-        }
-        // The entity's component agrees with the link, and names a live
-        // session or none (a spill's job).
-        let named = flows.links.get(id).is_some_and(|link| {
-            flow_of.get(link.entity).ok()
-                == Some(&FlowOf {
-                    session: link.session,
-                })
-                && link
-                    .session
-                    .is_none_or(|e| sessions.get(e).is_ok_and(Continuation::live))
-        });
-        if !named {
-            verdict.0 = error(
-                "invariant broken: a flow's entity does not name its live session".to_string(),
-            );
-            return;
-        }
-    }
-    for (s, &e) in members.stages.iter().enumerate() {
-        let Some(cap) = services.get(e).ok().and_then(Service::shared_capacity) else {
-            continue;
-        };
-        if exceeds(sums[s], cap) {
-            verdict.0 = error(format!(
-                "invariant broken: the flows on stage `{}` (member {s}) have rates summing to {}, above its capacity {cap}",
-                prog.stages[s].name, sums[s]
-            ));
-            return;
-        }
-    }
-    let (created, ended, live) = (census.next_serial, census.ended_total, census.live);
-    let counted = sessions.iter().filter(|c| c.live()).count() as u64;
-    let entities = sessions.iter().count() as u64;
-    let slots = entities - vacant.len() as u64;
-    if created.checked_sub(ended) != Some(live) || slots != live || counted != live {
-        verdict.0 = error(format!(
-            "invariant broken: {created} sessions created and {ended} ended, \
-             but {live} counted live and {slots} session entities in use"
-        ));
+        Ok(())
     }
 }
 
