@@ -228,8 +228,18 @@ fn fifo_head(
             });
             return Ok(Head::Stays { asleep: true });
         }
-        leave_queue(code, levels, waiters, stats, p, 0, now, joined);
-        allocate(code, levels, kv, stats, p, now, known.units, e);
+        let member = Member {
+            p,
+            levels,
+            stats: &mut *stats,
+        };
+        leave_queue(code, member, waiters, 0, now, joined);
+        let member = Member {
+            p,
+            levels,
+            stats: &mut *stats,
+        };
+        allocate(code, member, kv, now, known.units, e);
         let held = Held {
             pool: p as u32,
             units: known.units,
@@ -248,43 +258,38 @@ fn fifo_head(
     }
 }
 
+/// A pool member an admission takes units from: its columns and figures.
+struct Member<'a> {
+    p: usize,
+    levels: &'a mut PoolLevels,
+    stats: &'a mut PoolStats,
+}
+
 /// The first pool's side of an admission: the hold leaves place `k` of its
 /// queue, and its wait since `joined` counts.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn leave_queue(
     code: &Code,
-    levels: &mut PoolLevels,
+    member: Member,
     waiters: &mut Waiters,
-    stats: &mut PoolStats,
-    p: usize,
     k: usize,
     now: f64,
     joined: f64,
 ) {
     waiters.remove_at(k);
     let len = waiters.queue.len();
-    levels.set_queued(stats, p, now, len);
+    member.levels.set_queued(member.stats, member.p, now, len);
     if now >= code.program.warmup {
-        stats.wait.push(now - joined);
+        member.stats.wait.push(now - joined);
     }
 }
 
 /// Pool `p` allocates `units` to session `e`'s admitted hold.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn allocate(
-    code: &Code,
-    levels: &mut PoolLevels,
-    kv: &mut KvPools,
-    stats: &mut PoolStats,
-    p: usize,
-    now: f64,
-    units: f64,
-    e: Entity,
-) {
-    levels.take(stats, p, now, units);
-    stats.admissions += 1;
+fn allocate(code: &Code, member: Member, kv: &mut KvPools, now: f64, units: f64, e: Entity) {
+    let p = member.p;
+    member.levels.take(member.stats, p, now, units);
+    member.stats.admissions += 1;
     let pc = &code.pools[p];
     if pc.lifo && pc.memory_of.is_empty() && !kv.lifo_holders[p].contains(&e) {
         kv.lifo_holders[p].push(e);
@@ -472,14 +477,60 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
     // A copy of four words (the member list is inline); the hold frame's
     // entries are built from it only once the hold fits.
     let members: SmallVec<[u32; 4]> = SmallVec::from_slice(pools);
-    let Stmt::Hold {
-        body,
-        reads_no_state,
-        reuse,
-        ..
-    } = &code.blocks[at.0][at.1]
-    else {
+    let Stmt::Hold { body, reuse, .. } = &code.blocks[at.0][at.1] else {
         return Ok(false);
+    };
+    let Some(mut held) = fitting(code, sim, e, at, k, &members)? else {
+        return Ok(false);
+    };
+    if code.caching {
+        let limit = match reuse {
+            Some(x) => sim.eval_in(e, at, x)?,
+            None => f64::INFINITY,
+        };
+        let mut consumed: SmallVec<[f64; 4]> = SmallVec::new();
+        consume(code, sim, e, &members, limit, &mut consumed)?;
+        for (h, &c) in held.iter_mut().zip(&consumed) {
+            h.position = c;
+        }
+        for h in &held {
+            make_room(code, sim, h.pool as usize, h.units)?;
+        }
+    }
+    take_units(code, sim, e, k, joined, &held)?;
+    // `cached` := the most consumed over the hold's pools.
+    let most = held.iter().map(|h| h.position).fold(0.0, f64::max);
+    if let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) {
+        enter_hold(dealings.get(), at, held, sim.sessions.census);
+    }
+    let (mut cont, _, life) = made!(sim.sessions.states.get_mut(e), "session", now);
+    if code.caching
+        && let Some(a) = sim
+            .sessions
+            .attrs
+            .get_mut(life.row, code.column(SLOT_CACHED))
+    {
+        *a = most;
+    }
+    cont.0.push(Frame::start(*body, FrameKind::Hold));
+    sim.sessions.ready.0.push_back(e);
+    Ok(true)
+}
+
+/// The entries of session `e`'s hold at `at` if its units fit in every
+/// pool of `members` now; otherwise `None`, the first pool's queue marked
+/// blocked on the pool that did not fit when nothing but returned units
+/// can let it in.
+fn fitting(
+    code: &Code,
+    sim: &mut Sim,
+    e: Entity,
+    at: (usize, usize),
+    k: usize,
+    members: &[u32],
+) -> Result<Option<SmallVec<[Held; 4]>>, RunError> {
+    let Stmt::Hold { reads_no_state, .. } = &code.blocks[at.0][at.1] else {
+        return Ok(None);
     };
     let first = members[0] as usize;
     let mut held: SmallVec<[Held; 4]> = SmallVec::new();
@@ -500,7 +551,7 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
             if let Ok((mut waiters, _)) = sim.pools.members.get_mut(sim.pools.entities[first]) {
                 waiters.blocked = blocked;
             }
-            return Ok(false);
+            return Ok(None);
         }
         held.push(Held {
             pool: p as u32,
@@ -509,20 +560,20 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
             released: false,
         });
     }
-    if code.caching {
-        let limit = match reuse {
-            Some(x) => sim.eval_in(e, at, x)?,
-            None => f64::INFINITY,
-        };
-        let mut consumed: SmallVec<[f64; 4]> = SmallVec::new();
-        consume(code, sim, e, &members, limit, &mut consumed)?;
-        for (h, &c) in held.iter_mut().zip(&consumed) {
-            h.position = c;
-        }
-        for h in &held {
-            make_room(code, sim, h.pool as usize, h.units)?;
-        }
-    }
+    Ok(Some(held))
+}
+
+/// Each pool of an admitted hold allocates its entry's units; the first
+/// one's queue lets the hold go from place `k`.
+fn take_units(
+    code: &Code,
+    sim: &mut Sim,
+    e: Entity,
+    k: usize,
+    joined: f64,
+    held: &[Held],
+) -> Result<(), RunError> {
+    let now = sim.time.clock.now;
     for (i, h) in held.iter().enumerate() {
         let p = h.pool as usize;
         let (mut waiters, mut stats) = made!(
@@ -530,46 +581,23 @@ pub fn try_admit(code: &Code, sim: &mut Sim, e: Entity, k: usize) -> Result<bool
             "pool",
             now
         );
+        let levels = &mut *sim.pools.levels;
         if i == 0 {
-            leave_queue(
-                code,
-                sim.pools.levels,
-                &mut waiters,
-                &mut stats,
+            let member = Member {
                 p,
-                k,
-                now,
-                joined,
-            );
+                levels: &mut *levels,
+                stats: &mut stats,
+            };
+            leave_queue(code, member, &mut waiters, k, now, joined);
         }
-        allocate(
-            code,
-            sim.pools.levels,
-            sim.pools.kv,
-            &mut stats,
+        let member = Member {
             p,
-            now,
-            h.units,
-            e,
-        );
+            levels,
+            stats: &mut stats,
+        };
+        allocate(code, member, sim.pools.kv, now, h.units, e);
     }
-    // `cached` := the most consumed over the hold's pools.
-    let most = held.iter().map(|h| h.position).fold(0.0, f64::max);
-    if let Ok(mut dealings) = sim.sessions.dealings.get_mut(e) {
-        enter_hold(dealings.get(), at, held, sim.sessions.census);
-    }
-    let (mut cont, _, life) = made!(sim.sessions.states.get_mut(e), "session", now);
-    if code.caching
-        && let Some(a) = sim
-            .sessions
-            .attrs
-            .get_mut(life.row, code.column(SLOT_CACHED))
-    {
-        *a = most;
-    }
-    cont.0.push(Frame::start(*body, FrameKind::Hold));
-    sim.sessions.ready.0.push_back(e);
-    Ok(true)
+    Ok(())
 }
 
 /// Applies session `e`'s pending grow or growth if it fits (evicting what
