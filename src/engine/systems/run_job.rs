@@ -12,7 +12,7 @@ use crate::engine::data::code::{Code, Expr, Member, Stmt};
 use crate::engine::data::residents::Resident;
 use crate::engine::data::stage::{Service, join};
 use crate::engine::eval::evaluate::{Cx, eval, member};
-use crate::engine::eval::sim::{Sim, made};
+use crate::engine::eval::sim::{Sim, lost, made};
 use crate::engine::interface::RunError;
 use crate::engine::serving::iteration::Mode;
 use crate::engine::serving::order::NEVER_ADMITTED;
@@ -66,10 +66,10 @@ pub fn run_job(
     {
         d.at_stage = Some(held[0]);
     }
-    if let Stmt::Run { mode, growing, .. } = &code.blocks[at.0][at.1]
+    if let Stmt::Run { mode, .. } = &code.blocks[at.0][at.1]
         && *mode != RunMode::Plain
     {
-        return join_engine(code, sim, e, at, first, w, *mode, growing.as_ref());
+        return join_engine(code, sim, e, at, first, w);
     }
     let (mut service, mut stats) = made!(
         sim.stages.members.get_mut(sim.stages.entities[first]),
@@ -113,8 +113,8 @@ pub fn run_job(
 /// A run `run E prefill|decode (T) [growing P]` of `w` > 0 tokens joins
 /// step stage `s` as a resident; the session blocks until it completes.
 /// While the engine forms an iteration (it admits), the newcomer is
-/// served by that iteration.
-#[allow(clippy::too_many_arguments)]
+/// served by that iteration. Its mode and `growing` pool are the run
+/// statement's at `at`.
 fn join_engine(
     code: &Code,
     sim: &mut Sim,
@@ -122,10 +122,12 @@ fn join_engine(
     at: (usize, usize),
     s: usize,
     w: f64,
-    mode: RunMode,
-    growing: Option<&crate::engine::data::code::Member>,
 ) -> Result<Step, RunError> {
     let now = sim.time.clock.now;
+    let Stmt::Run { mode, growing, .. } = &code.blocks[at.0][at.1] else {
+        return Err(lost("run statement", now));
+    };
+    let mode = *mode;
     let growing = match growing {
         None => None,
         Some(r) => {
