@@ -345,6 +345,90 @@ pub struct Code {
 /// The column of a slot that nothing reads (a row's `get` of it is `None`).
 pub const NO_COLUMN: u32 = u32::MAX;
 
+/// A step stage's compiled expressions, serve order and memory.
+fn step_code(stage: &ir::Stage) -> Option<StepCode> {
+    let ir::StageKind::Step(step) = &stage.kind else {
+        return None;
+    };
+    Some(StepCode {
+        budget: expr(&step.budget),
+        cost: expr(&step.cost),
+        chunk: expr(&step.chunk),
+        keys: match &step.serve {
+            ir::Serve::By(keys) => keys.iter().map(expr).collect(),
+            ir::Serve::ExclusivePrefill => Box::default(),
+        },
+        exclusive: step.serve == ir::Serve::ExclusivePrefill,
+        memory: step.memory.map(|m| m as u32),
+    })
+}
+
+/// Every pool's compiled keys and clauses. A pool that spills into one
+/// whose keys read owners keeps its entries' owners too: a spilled piece
+/// takes its entry's owner along (chains are acyclic: link refuses a
+/// spill cycle).
+fn pool_codes(program: &ir::Program) -> Vec<PoolCode> {
+    let mut pools: Vec<PoolCode> = program
+        .pools
+        .iter()
+        .enumerate()
+        .map(|(p, pool)| pool_code(program, p, pool))
+        .collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for p in 0..pools.len() {
+            let into = pools[p].spill.as_ref().map(|s| s.to as usize);
+            if !pools[p].evict_reads_owner && into.is_some_and(|t| pools[t].evict_reads_owner) {
+                pools[p].evict_reads_owner = true;
+                changed = true;
+            }
+        }
+    }
+    pools
+}
+
+/// Pool member `p`'s compiled keys and clauses (its own keys' reads of
+/// owners; [`pool_codes`] adds its spill chain's).
+fn pool_code(program: &ir::Program, p: usize, pool: &ir::Pool) -> PoolCode {
+    let evict = match &pool.evict {
+        ir::Evict::Lru => None,
+        ir::Evict::By(keys) => Some(keys.iter().map(expr).collect()),
+    };
+    let evict_reads_owner = match &pool.evict {
+        ir::Evict::Lru => false,
+        ir::Evict::By(keys) => keys.iter().any(reads_owner),
+    } || pool
+        .spill
+        .as_ref()
+        .is_some_and(|s| reads_owner(&s.work) || reads_owner(&s.when));
+    PoolCode {
+        block: pool.block,
+        evict,
+        evict_reads_owner,
+        queue: pool.queue.as_ref().map(|k| k.iter().map(expr).collect()),
+        queue_reads_state: pool
+            .queue
+            .as_ref()
+            .is_some_and(|k| k.iter().any(ir::Expr::reads_state)),
+        spill: pool.spill.as_ref().map(|s| SpillCode {
+            to: s.to as u32,
+            via: s.via as u32,
+            work: expr(&s.work),
+            when: expr(&s.when),
+        }),
+        lifo: pool.preempt == ir::Preempt::Lifo,
+        admit_via: pool.admit_via.map(|s| s as u32),
+        memory_of: program
+            .stages
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| matches!(&s.kind, ir::StageKind::Step(st) if st.memory == Some(p)))
+            .map(|(i, _)| i as u32)
+            .collect(),
+    }
+}
+
 impl Code {
     /// Compiles every expression and statement of `program`.
     pub fn new(program: &ValidProgram) -> Code {
@@ -370,83 +454,8 @@ impl Code {
             ir::Arrival::Thinned(t) => Some((expr(&t.rate), t.peak)),
             _ => None,
         };
-        let steps = program
-            .stages
-            .iter()
-            .map(|s| match &s.kind {
-                ir::StageKind::Step(step) => Some(StepCode {
-                    budget: expr(&step.budget),
-                    cost: expr(&step.cost),
-                    chunk: expr(&step.chunk),
-                    keys: match &step.serve {
-                        ir::Serve::By(keys) => keys.iter().map(expr).collect(),
-                        ir::Serve::ExclusivePrefill => Box::default(),
-                    },
-                    exclusive: step.serve == ir::Serve::ExclusivePrefill,
-                    memory: step.memory.map(|m| m as u32),
-                }),
-                _ => None,
-            })
-            .collect();
-        let mut pools: Vec<PoolCode> = program
-            .pools
-            .iter()
-            .enumerate()
-            .map(|(p, pool)| {
-                let evict = match &pool.evict {
-                    ir::Evict::Lru => None,
-                    ir::Evict::By(keys) => Some(keys.iter().map(expr).collect()),
-                };
-                let evict_reads_owner = match &pool.evict {
-                    ir::Evict::Lru => false,
-                    ir::Evict::By(keys) => keys.iter().any(reads_owner),
-                } || pool
-                    .spill
-                    .as_ref()
-                    .is_some_and(|s| reads_owner(&s.work) || reads_owner(&s.when));
-                PoolCode {
-                    block: pool.block,
-                    evict,
-                    evict_reads_owner,
-                    queue: pool.queue.as_ref().map(|k| k.iter().map(expr).collect()),
-                    queue_reads_state: pool
-                        .queue
-                        .as_ref()
-                        .is_some_and(|k| k.iter().any(ir::Expr::reads_state)),
-                    spill: pool.spill.as_ref().map(|s| SpillCode {
-                        to: s.to as u32,
-                        via: s.via as u32,
-                        work: expr(&s.work),
-                        when: expr(&s.when),
-                    }),
-                    lifo: pool.preempt == ir::Preempt::Lifo,
-                    admit_via: pool.admit_via.map(|s| s as u32),
-                    memory_of: program
-                        .stages
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, s)| {
-                            matches!(&s.kind, ir::StageKind::Step(st) if st.memory == Some(p))
-                        })
-                        .map(|(i, _)| i as u32)
-                        .collect(),
-                }
-            })
-            .collect();
-        // A pool that spills into one whose keys read owners keeps its
-        // entries' owners too: a spilled piece takes its entry's owner
-        // along (chains are acyclic: link refuses a spill cycle).
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for p in 0..pools.len() {
-                let into = pools[p].spill.as_ref().map(|s| s.to as usize);
-                if !pools[p].evict_reads_owner && into.is_some_and(|t| pools[t].evict_reads_owner) {
-                    pools[p].evict_reads_owner = true;
-                    changed = true;
-                }
-            }
-        }
+        let steps = program.stages.iter().map(step_code).collect();
+        let pools = pool_codes(&program);
         let caching = program.pools.iter().any(|p| p.spill.is_some())
             || program
                 .blocks
