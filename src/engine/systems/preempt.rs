@@ -162,7 +162,9 @@ pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken,
         members,
         serial,
     } = released;
-    // Back at the head of the first pool's queue.
+    // Back at the head of the first pool's queue. A fetch of its own: the
+    // victim waits for nothing while its holds are released (an eviction
+    // key's `waiting` reads that), and for the hold only after.
     let first = members[0] as usize;
     let pools = members.clone();
     if let Ok(mut dealings) = sim.sessions.dealings.get_mut(v) {

@@ -135,6 +135,11 @@ fn turn(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
 
 /// Runs the session's statements that need only the session and what
 /// expressions read, until one that needs more.
+///
+/// One piece, the interpreter's inner loop: one evaluation context for the
+/// whole stretch of statements, and the current frame and its block kept
+/// in hand between them; a statement in a function of its own would take
+/// the context, the frames and the livelock count as arguments each time.
 fn narrow(code: &Code, sim: &mut Sim, e: Entity) -> Result<Stop, RunError> {
     let now = sim.time.clock.now;
     let warmup = code.program.warmup;
