@@ -104,6 +104,24 @@ enum Command {
             conflicts_with = "replications"
         )]
         requests: Option<PathBuf>,
+        /// Write what the run did as a Chrome trace (JSON) that Perfetto's
+        /// UI (ui.perfetto.dev) and chrome://tracing open: a track per
+        /// stage member (iterations, jobs and transfers, a shared stage's
+        /// rate), per pool member (used, cached, queued units and holders;
+        /// preemptions) and per session (waiting, running, preempted).
+        /// docs/timeline.md walks through one.
+        #[arg(long, value_name = "OUT.json", conflicts_with = "replications")]
+        timeline: Option<PathBuf>,
+        /// Write only what happens in [FROM, TO] of simulated time (spans
+        /// that cross its ends are cut there). FROM < TO, FROM below the
+        /// horizon. Default: the whole run.
+        #[arg(long, value_name = "FROM:TO", requires = "timeline", value_parser = parse_window)]
+        timeline_window: Option<(f64, f64)>,
+        /// Stop writing the timeline after this many events (with a
+        /// warning), so that a long run does not fill the disk: about 150
+        /// bytes an event.
+        #[arg(long, value_name = "EVENTS", requires = "timeline", default_value_t = serq::timeline::DEFAULT_CAP, value_parser = clap::value_parser!(u64).range(1..))]
+        timeline_cap: u64,
     },
     /// Run a program over a grid of `let` values, with replications.
     ///
@@ -645,6 +663,23 @@ fn parse_unit(pair: &str) -> Result<(String, String), String> {
     }
 }
 
+/// Parses `--timeline-window FROM:TO`: two numbers, 0 <= FROM < TO.
+fn parse_window(text: &str) -> Result<(f64, f64), String> {
+    let Some((from, to)) = text.split_once(':') else {
+        return Err(format!("expected FROM:TO (e.g. 100:110), found `{text}`"));
+    };
+    let number = |s: &str| s.trim().parse::<f64>().ok().filter(|x| !x.is_nan());
+    match (number(from), number(to)) {
+        (Some(a), Some(b)) if a >= 0.0 && a < b => Ok((a, b)),
+        (Some(_), Some(_)) => Err(format!(
+            "the window `{text}` is empty or starts below 0: FROM:TO needs 0 <= FROM < TO"
+        )),
+        _ => Err(format!(
+            "expected two numbers FROM:TO (e.g. 100:110), found `{text}`"
+        )),
+    }
+}
+
 /// Parses one `--set NAME=VALUE`.
 fn parse_set(pair: &str) -> Result<(String, f64), String> {
     let Some((name, value)) = pair.split_once('=') else {
@@ -837,6 +872,9 @@ fn execute(command: Command) -> Result<(), Failure> {
             replications,
             slo,
             requests,
+            timeline,
+            timeline_window,
+            timeline_cap,
         } => {
             let fold = match (by_family, members) {
                 (true, _) => serq::report::Fold::ByFamily,
@@ -852,6 +890,15 @@ fn execute(command: Command) -> Result<(), Failure> {
             if let Some(path) = &requests {
                 check_writable(path)?;
             }
+            let recorder = match &timeline {
+                Some(path) => Some(open_timeline(
+                    path,
+                    timeline_window,
+                    timeline_cap,
+                    program.horizon,
+                )?),
+                None => None,
+            };
             if let Some(r) = replications {
                 // Replications are reported together: Ctrl-C says so and ends.
                 let _ = ctrlc::set_handler(|| {
@@ -889,13 +936,19 @@ fn execute(command: Command) -> Result<(), Failure> {
                 progress: Some(&mut tick),
                 interrupt: interrupted,
                 strict: settings.strict,
+                timeline: recorder,
                 ..match &slo {
                     Some(_) => serq::report::Slo::run_options(),
                     None => serq::RunOptions::default(),
                 }
             };
             let result = serq::run_with(&program, &mut options);
+            let recorder = options.timeline.take();
+            drop(options);
             progress.finish();
+            if let (Some(recorder), Ok(report), Some(path)) = (recorder, &result, &timeline) {
+                finish_timeline(*recorder, report.end, path, timeline_cap)?;
+            }
             let mut report = result.map_err(|e| {
                 eprint!("{}", input.render_run_error(&program, &e));
                 Failure::Program
@@ -1712,6 +1765,50 @@ fn check_writable(path: &Path) -> Result<(), Failure> {
             path.display()
         )))
     }
+}
+
+/// `--timeline`'s recorder, its window checked against the run's horizon
+/// and its file created, before the run: a bad window or an unwritable
+/// path is a usage error.
+fn open_timeline(
+    path: &Path,
+    window: Option<(f64, f64)>,
+    cap: u64,
+    horizon: f64,
+) -> Result<Box<serq::timeline::Timeline>, Failure> {
+    let window = window.unwrap_or((0.0, f64::INFINITY));
+    if window.0 >= horizon {
+        return Err(Failure::Usage(format!(
+            "--timeline-window {}:{} starts at or after the run's horizon {}: nothing would be written",
+            serq::ir::shown(window.0),
+            serq::ir::shown(window.1),
+            serq::ir::shown(horizon)
+        )));
+    }
+    check_writable(path)?;
+    serq::timeline::Timeline::create(path, window, cap)
+        .map(Box::new)
+        .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display())))
+}
+
+/// Closes the timeline at the run's end; warns when its cap stopped it.
+fn finish_timeline(
+    recorder: serq::timeline::Timeline,
+    end: f64,
+    path: &Path,
+    cap: u64,
+) -> Result<(), Failure> {
+    let written = recorder
+        .finish(end)
+        .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display())))?;
+    if written.capped {
+        eprintln!(
+            "warning: {}: the timeline stopped at its cap of {cap} events before the run's end; \
+             narrow it with --timeline-window FROM:TO or raise --timeline-cap",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// Writes a command's output to the file `--out` or `--plot` names; failing

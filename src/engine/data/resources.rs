@@ -13,6 +13,12 @@ use crate::engine::data::pool::Waiting;
 use crate::engine::data::stats::TimeAvg;
 use crate::report::{NegativeAmounts, Provenance, TurnMarks, Welford, WindowedAverage};
 
+/// The run's timeline (`serq run --timeline`), when it records one: one
+/// `Option` that every hook tests first, so a run without one pays a
+/// branch per hook.
+#[derive(Resource, Default)]
+pub struct Recording(pub Option<Box<crate::timeline::Timeline>>);
+
 /// The clock.
 #[derive(Resource, Clone, Copy, Debug, Default)]
 pub struct Clock {

@@ -26,7 +26,7 @@ use crate::engine::data::kv::KvPools;
 use crate::engine::data::pool::{PoolLevels, PoolStats, Waiters, Waiting};
 use crate::engine::data::replay::Replay;
 use crate::engine::data::resources::{
-    Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready,
+    Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready, Recording,
 };
 use crate::engine::data::rng::{Stream, Streams};
 use crate::engine::data::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
@@ -36,7 +36,7 @@ use crate::engine::eval::sim::{Sim, SimParam};
 use crate::engine::flows::FlowSystem;
 use crate::engine::interface::{PROGRESS_EVERY, RunError, RunOptions, SessionCounts};
 use crate::engine::run::invariants::{Verdict, check_invariants};
-use crate::engine::run::report::{End, Output, fill_report};
+use crate::engine::run::report::{End, Output, families, fill_report};
 use crate::engine::systems::arrive::{arrive, create_session, renewal_gap, thinned_arrival};
 use crate::engine::systems::budget::refresh_budget_left;
 use crate::engine::systems::end_flow::end_flow;
@@ -118,6 +118,7 @@ pub fn build(program: &ValidProgram) -> World {
     ));
     world.insert_resource(Flows::new(flows, prog.stages.len(), warmup));
     world.insert_resource(ChooseScratch::default());
+    world.insert_resource(Recording::default());
     world.insert_resource(code);
     world
 }
@@ -263,6 +264,10 @@ pub fn run(
     if options.turn_marks {
         world.resource_mut::<Observed>().marks = Some(Default::default());
     }
+    if let Some(mut timeline) = options.timeline.take() {
+        timeline.declare(timeline_members(program));
+        world.insert_resource(Recording(Some(timeline)));
+    }
     let mut state: SystemState<(Res<Code>, SimParam)> = SystemState::new(&mut world);
     {
         let (code, sim) = state
@@ -306,6 +311,7 @@ pub fn run(
             sim.time.events.schedule(prog.warmup, EventKind::Warmup);
         }
         settle(code, &mut sim)?;
+        sim.record_levels();
     }
     state.apply(&mut world);
     if check {
@@ -387,6 +393,7 @@ pub fn run(
                     }
                 }
                 settle(code, &mut sim)?;
+                sim.record_levels();
                 if let Some(limit) = prog.arrivals
                     && drained(&sim, limit)
                 {
@@ -444,6 +451,7 @@ pub fn run(
         ended: census.ended_total,
         live,
     };
+    options.timeline = world.resource_mut::<Recording>().0.take();
     world.insert_resource(End(end));
     report.run(&mut world);
     let report = world
@@ -451,6 +459,32 @@ pub fn run(
         .and_then(|mut o| o.0.take())
         .ok_or_else(|| crate::engine::eval::sim::lost("report", end))?;
     Ok((report, counts))
+}
+
+/// The names and kinds of the program's members, for a timeline's tracks.
+fn timeline_members(program: &ValidProgram) -> crate::timeline::Members {
+    let prog = program.program();
+    let named = |names: Vec<&str>| -> Vec<String> {
+        let members = families(names.iter().copied());
+        names
+            .iter()
+            .zip(members)
+            .map(|(n, m)| match m {
+                Some(k) => format!("{n}[{k}]"),
+                None => n.to_string(),
+            })
+            .collect()
+    };
+    crate::timeline::Members {
+        stages: named(prog.stages.iter().map(|s| s.name.as_str()).collect()),
+        step: prog
+            .stages
+            .iter()
+            .map(|s| matches!(s.kind, crate::ir::StageKind::Step(..)))
+            .collect(),
+        shared: prog.shared_stages(),
+        pools: named(prog.pools.iter().map(|p| p.name.as_str()).collect()),
+    }
 }
 
 /// Runs the invariant checks (a batch schedule) and returns their verdict.

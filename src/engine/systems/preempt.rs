@@ -140,6 +140,7 @@ pub fn make_fit(
 
 /// Preempts session `v` for pool `p`.
 pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken, RunError> {
+    sim.record_preempt(v, p as u32);
     let now = sim.time.clock.now;
     let pool = p as u32;
     // The innermost hold frame holding the pool, and its position there.

@@ -44,6 +44,7 @@ enum Stop {
 
 /// Runs session `e` until it blocks or ends.
 pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
+    sim.record_resume(e);
     loop {
         let at = match narrow(code, sim, e)? {
             Stop::End(serial) => return end_closed_session(code, sim, e, serial),
@@ -54,6 +55,7 @@ pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunErro
             Stop::Run(at, held, w) => {
                 let w = sim.amount("the run's work", w, e, at)?;
                 if run_job(code, sim, e, at, &held, w)? == Step::Stop {
+                    sim.record_run(e, &held);
                     return Ok(());
                 }
                 continue;
@@ -83,6 +85,7 @@ pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunErro
             _ => Step::Next,
         };
         if step == Step::Stop {
+            sim.record_wait(e);
             return Ok(());
         }
     }
