@@ -122,6 +122,17 @@ enum Command {
         /// bytes an event.
         #[arg(long, value_name = "EVENTS", requires = "timeline", default_value_t = serq::timeline::DEFAULT_CAP, value_parser = clap::value_parser!(u64).range(1..))]
         timeline_cap: u64,
+        /// Write a CSV of figures over time: for each window of --every
+        /// from the warmup on, its `from` and `to`, the arrivals and
+        /// completions in it, each observation's count, mean and p99,
+        /// each stage member's utilisation and throughput, and each pool
+        /// member's mean used, cached and queued units. --by-family folds
+        /// each family into its mean over the members.
+        #[arg(long, value_name = "OUT.csv", requires = "every", conflicts_with = "replications")]
+        series: Option<PathBuf>,
+        /// The width of a --series window, in simulated time (> 0).
+        #[arg(long, value_name = "DT", requires = "series", allow_negative_numbers = true, value_parser = parse_every)]
+        every: Option<f64>,
     },
     /// Run a program over a grid of `let` values, with replications.
     ///
@@ -663,6 +674,16 @@ fn parse_unit(pair: &str) -> Result<(String, String), String> {
     }
 }
 
+/// Parses `--every DT`: a finite number above 0.
+fn parse_every(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!(
+            "the window width must be a finite number above 0, found `{text}`"
+        )),
+    }
+}
+
 /// Parses `--timeline-window FROM:TO`: two numbers, 0 <= FROM < TO.
 fn parse_window(text: &str) -> Result<(f64, f64), String> {
     let Some((from, to)) = text.split_once(':') else {
@@ -875,6 +896,8 @@ fn execute(command: Command) -> Result<(), Failure> {
             timeline,
             timeline_window,
             timeline_cap,
+            series,
+            every,
         } => {
             let fold = match (by_family, members) {
                 (true, _) => serq::report::Fold::ByFamily,
@@ -899,6 +922,9 @@ fn execute(command: Command) -> Result<(), Failure> {
                 )?),
                 None => None,
             };
+            if let Some(path) = &series {
+                check_writable(path)?;
+            }
             if let Some(r) = replications {
                 // Replications are reported together: Ctrl-C says so and ends.
                 let _ = ctrlc::set_handler(|| {
@@ -937,6 +963,7 @@ fn execute(command: Command) -> Result<(), Failure> {
                 interrupt: interrupted,
                 strict: settings.strict,
                 timeline: recorder,
+                series: every.map(|dt| Box::new(serq::report::Series::new(dt))),
                 ..match &slo {
                     Some(_) => serq::report::Slo::run_options(),
                     None => serq::RunOptions::default(),
@@ -944,10 +971,14 @@ fn execute(command: Command) -> Result<(), Failure> {
             };
             let result = serq::run_with(&program, &mut options);
             let recorder = options.timeline.take();
+            let recorded_series = options.series.take();
             drop(options);
             progress.finish();
             if let (Some(recorder), Ok(report), Some(path)) = (recorder, &result, &timeline) {
                 finish_timeline(*recorder, report.end, path, timeline_cap)?;
+            }
+            if let (Some(recorded), Ok(report), Some(path)) = (recorded_series, &result, &series) {
+                write_file(path, &recorded.to_csv(report, by_family))?;
             }
             let mut report = result.map_err(|e| {
                 eprint!("{}", input.render_run_error(&program, &e));

@@ -145,6 +145,10 @@ pub struct RunOptions<'a> {
     /// for the caller to [`crate::timeline::Timeline::finish`] with the
     /// run's end. `None`: nothing is recorded and nothing is paid.
     pub timeline: Option<Box<crate::timeline::Timeline>>,
+    /// Record the series over time (`serq run --series`): taken by the
+    /// run, given back here at its end with every window's figures, for
+    /// [`crate::report::Series::to_csv`] with the run's report.
+    pub series: Option<Box<crate::report::Series>>,
 }
 
 impl std::fmt::Debug for RunOptions<'_> {
@@ -158,6 +162,7 @@ impl std::fmt::Debug for RunOptions<'_> {
             .field("turn_marks", &self.turn_marks)
             .field("strict", &self.strict)
             .field("timeline", &self.timeline.is_some())
+            .field("series", &self.series.is_some())
             .finish()
     }
 }

@@ -1,6 +1,7 @@
-//! The timeline's hooks (`serq run --timeline`, src/timeline/): what the
-//! systems call where a session blocks or runs again, an iteration starts,
-//! a victim is taken, a flow's rates or a pool's levels move.
+//! The recorders' hooks (`serq run --timeline`, src/timeline/, and
+//! `--series`, src/report/series.rs): what the systems call where a
+//! session blocks or runs again, an iteration starts, a victim is taken,
+//! a flow's rates or a pool's levels move, and the run loop between events.
 //!
 //! Invariant: with no timeline every hook is one test of
 //! `Store::recording` and nothing else (each `#[inline]`, its body
@@ -12,13 +13,18 @@ use bevy_ecs::prelude::*;
 
 use crate::engine::data::session::Wait;
 use crate::engine::eval::sim::Sim;
-use crate::timeline::{Doing, Iteration};
+use crate::timeline::{Doing, Iteration, Timeline};
 
 impl Sim<'_, '_> {
-    /// Whether the run records a timeline.
+    /// Whether the run records a timeline or a series.
     #[inline(always)]
     pub fn recording(&self) -> bool {
         self.store.recording.0.is_some()
+    }
+
+    /// The timeline, if the run records one.
+    fn timeline(&mut self) -> Option<&mut Timeline> {
+        self.store.recording.0.as_mut()?.timeline.as_deref_mut()
     }
 
     /// Session `e` runs again (the interpreter takes it up).
@@ -33,11 +39,9 @@ impl Sim<'_, '_> {
     #[inline(never)]
     fn resume_cold(&mut self, e: Entity) {
         let now = self.time.clock.now;
-        if let (Ok((_, _, life)), Some(t)) = (
-            self.sessions.states.get(e),
-            self.store.recording.0.as_mut(),
-        ) {
-            t.resume(life.serial, now);
+        let serial = self.sessions.states.get(e).map(|(_, _, life)| life.serial);
+        if let (Ok(serial), Some(t)) = (serial, self.timeline()) {
+            t.resume(serial, now);
         }
     }
 
@@ -58,12 +62,9 @@ impl Sim<'_, '_> {
             stage,
             also: held.len() as u32 - 1,
         };
-        if let (Ok((cont, _, life)), Some(t)) = (
-            self.sessions.states.get(e),
-            self.store.recording.0.as_mut(),
-        ) && cont.live()
-        {
-            t.block(life.serial, now, doing, held);
+        let live = self.live_serial(e);
+        if let (Some(serial), Some(t)) = (live, self.timeline()) {
+            t.block(serial, now, doing, held);
         }
     }
 
@@ -98,21 +99,26 @@ impl Sim<'_, '_> {
             }
             Wait::None => None,
         };
-        if let (Some(doing), Ok((cont, _, life)), Some(t)) = (
-            doing,
-            self.sessions.states.get(e),
-            self.store.recording.0.as_mut(),
-        ) && cont.live()
-        {
-            t.block(life.serial, now, doing, &[]);
+        let live = self.live_serial(e);
+        if let (Some(doing), Some(serial), Some(t)) = (doing, live, self.timeline()) {
+            t.block(serial, now, doing, &[]);
         }
+    }
+
+    /// Session `e`'s serial, while it is live.
+    fn live_serial(&self, e: Entity) -> Option<u64> {
+        let (cont, _, life) = self.sessions.states.get(e).ok()?;
+        cont.live().then_some(life.serial)
     }
 
     /// Session `serial` ended.
     #[inline(always)]
     pub fn record_end(&mut self, serial: u64) {
-        if let Some(t) = self.store.recording.0.as_mut() {
-            end_cold(t, serial, self.time.clock.now);
+        if self.recording() {
+            let now = self.time.clock.now;
+            if let Some(t) = self.timeline() {
+                end_cold(t, serial, now);
+            }
         }
     }
 
@@ -128,18 +134,18 @@ impl Sim<'_, '_> {
     #[inline(never)]
     fn preempt_cold(&mut self, v: Entity, pool: u32) {
         let now = self.time.clock.now;
-        if let (Ok((_, _, life)), Some(t)) = (
-            self.sessions.states.get(v),
-            self.store.recording.0.as_mut(),
-        ) {
-            t.preempted(life.serial, pool, now);
+        let serial = self.sessions.states.get(v).map(|(_, _, life)| life.serial);
+        if let (Ok(serial), Some(t)) = (serial, self.timeline()) {
+            t.preempted(serial, pool, now);
         }
     }
 
     /// Step stage member `stage` starts an iteration of these figures.
     #[inline(always)]
     pub fn record_iteration(&mut self, stage: usize, it: Iteration) {
-        if let Some(t) = self.store.recording.0.as_mut() {
+        if self.recording()
+            && let Some(t) = self.timeline()
+        {
             iteration_cold(t, stage as u32, it);
         }
     }
@@ -157,7 +163,8 @@ impl Sim<'_, '_> {
     fn rates_cold(&mut self) {
         let now = self.time.clock.now;
         let system = &self.flows.system;
-        if let Some(t) = self.store.recording.0.as_mut() {
+        let timeline = self.store.recording.0.as_mut();
+        if let Some(t) = timeline.and_then(|r| r.timeline.as_deref_mut()) {
             for &s in system.changed_stages() {
                 t.rate(s, now, system.load(s));
             }
@@ -177,22 +184,94 @@ impl Sim<'_, '_> {
     fn levels_cold(&mut self) {
         let now = self.time.clock.now;
         let (levels, kv) = (&*self.pools.levels, &*self.pools.kv);
-        if let Some(t) = self.store.recording.0.as_mut() {
-            t.levels(now, &levels.used, &levels.holders, &levels.queued, |p| {
-                kv.cache[p].total()
-            });
+        let Some(recorders) = self.store.recording.0.as_deref_mut() else {
+            return;
+        };
+        let cached = |p: usize| kv.cache[p].total();
+        if let Some(t) = recorders.timeline.as_deref_mut() {
+            t.levels(now, &levels.used, &levels.holders, &levels.queued, cached);
+        }
+        if let Some(series) = recorders.series.as_deref_mut() {
+            series.levels(now, &levels.used, &levels.queued, cached);
+            let (load, system) = (&*self.stages.load, &self.flows.system);
+            for s in 0..load.present.len() {
+                // As the report's: Σ rates / φ on a shared stage, else
+                // 1 while a job is present.
+                let u = if series.is_shared(s) {
+                    system.utilisation(s as u32)
+                } else if load.present[s] > 0.0 {
+                    1.0
+                } else {
+                    0.0
+                };
+                series.utilisation(now, s, u);
+            }
+        }
+    }
+
+    /// The next event is at `next`: a series marks its counts before it
+    /// when a window starts at or before it.
+    #[inline(always)]
+    pub fn record_marks(&mut self, next: f64) {
+        if self.recording() {
+            self.marks_cold(next, false);
+        }
+    }
+
+    /// The run ended at `end`: a series takes its last counts.
+    pub fn record_finish(&mut self, end: f64) {
+        if self.recording() {
+            self.marks_cold(end, true);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn marks_cold(&mut self, at: f64, last: bool) {
+        let due = self
+            .store
+            .recording
+            .0
+            .as_deref()
+            .and_then(|r| r.series.as_deref())
+            .is_some_and(|s| last || s.next_mark() <= at);
+        if !due {
+            return;
+        }
+        // Arrivals, completions, each stage's completions, each
+        // observation's samples (docs/timeline.md, series).
+        let mut counts = vec![
+            self.sessions.census.next_serial,
+            self.sessions.census.ended_total,
+        ];
+        for &e in self.stages.entities {
+            counts.push(self.stages.members.get(e).map_or(0, |(_, st)| st.completed));
+        }
+        counts.extend(self.observed.samples.iter().map(|v| v.len() as u64));
+        if let Some(series) = self
+            .store
+            .recording
+            .0
+            .as_deref_mut()
+            .and_then(|r| r.series.as_deref_mut())
+        {
+            if last {
+                series.finish(at, &counts);
+            } else {
+                series.mark(at, &counts);
+            }
         }
     }
 }
 
 #[cold]
 #[inline(never)]
-fn end_cold(t: &mut crate::timeline::Timeline, serial: u64, now: f64) {
+fn end_cold(t: &mut Timeline, serial: u64, now: f64) {
     t.resume(serial, now);
 }
 
 #[cold]
 #[inline(never)]
-fn iteration_cold(t: &mut crate::timeline::Timeline, stage: u32, it: Iteration) {
+fn iteration_cold(t: &mut Timeline, stage: u32, it: Iteration) {
     t.iteration(stage, it);
 }

@@ -26,7 +26,7 @@ use crate::engine::data::kv::KvPools;
 use crate::engine::data::pool::{PoolLevels, PoolStats, Waiters, Waiting};
 use crate::engine::data::replay::Replay;
 use crate::engine::data::resources::{
-    Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready, Recording,
+    Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready, Recorders, Recording,
 };
 use crate::engine::data::rng::{Stream, Streams};
 use crate::engine::data::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
@@ -264,9 +264,22 @@ pub fn run(
     if options.turn_marks {
         world.resource_mut::<Observed>().marks = Some(Default::default());
     }
-    if let Some(mut timeline) = options.timeline.take() {
+    let timeline = options.timeline.take().map(|mut timeline| {
         timeline.declare(timeline_members(program));
-        world.insert_resource(Recording(Some(timeline)));
+        timeline
+    });
+    let series = options.series.take().map(|mut series| {
+        series.declare(
+            prog.warmup,
+            prog.horizon,
+            prog.shared_stages(),
+            prog.pools.len(),
+        );
+        series
+    });
+    if timeline.is_some() || series.is_some() {
+        let recorders = Recorders { timeline, series };
+        world.insert_resource(Recording(Some(Box::new(recorders))));
     }
     let mut state: SystemState<(Res<Code>, SimParam)> = SystemState::new(&mut world);
     {
@@ -356,6 +369,7 @@ pub fn run(
                 if event.time > prog.horizon {
                     break Pause::Over(prog.horizon);
                 }
+                sim.record_marks(event.time);
                 if sim.time.events.taken >= checkpoint {
                     if sim.time.events.taken >= max_events {
                         return Err(sim.error(format!(
@@ -451,7 +465,17 @@ pub fn run(
         ended: census.ended_total,
         live,
     };
-    options.timeline = world.resource_mut::<Recording>().0.take();
+    {
+        let (_, sim) = state
+            .get_mut(&mut world)
+            .map_err(|_| crate::engine::eval::sim::lost("resource", end))?;
+        sim.into_sim().record_finish(end);
+    }
+    state.apply(&mut world);
+    if let Some(recorders) = world.resource_mut::<Recording>().0.take() {
+        options.timeline = recorders.timeline;
+        options.series = recorders.series;
+    }
     world.insert_resource(End(end));
     report.run(&mut world);
     let report = world
