@@ -235,7 +235,7 @@ impl Series {
     /// The counts now, before the events at `now`: they are the counts at
     /// every bound up to `now` not yet marked.
     pub fn mark(&mut self, now: f64, counts: &[u64]) {
-        while self.next_mark() <= now {
+        while self.marks.len() < self.bounds.len() && self.next_mark() <= now {
             self.marks.push(counts.to_vec());
         }
     }
@@ -360,6 +360,28 @@ mod tests {
         let means = w.means(64.0);
         assert_eq!(&means[..4], [0.5, 1.0, 0.5, 0.0]);
         assert!(means[3..].iter().all(|&m| m == 0.0));
+    }
+
+    #[test]
+    fn a_mark_past_every_bound_marks_each_bound_once() {
+        // [10, 25] in windows of 10: bounds 10, 20, 25. No event after
+        // time 12: the next one is "at infinity", and each bound is marked
+        // once with the counts then.
+        let mut series = Series::new(10.0);
+        series.declare(10.0, 25.0, vec![false], 0);
+        series.mark(12.0, &[1]);
+        series.mark(f64::INFINITY, &[3]);
+        assert_eq!(series.marks, [vec![1], vec![3], vec![3]]);
+        series.finish(25.0, &[3]);
+        assert_eq!(series.marks.len(), 3);
+    }
+
+    #[test]
+    fn windows_of_a_width_end_at_the_horizon() {
+        // [100, 1000] in windows of 7: 129 windows, the last [996, 1000].
+        let w = WindowedAverage::every(100.0, 1000.0, 7.0);
+        assert_eq!(w.bounds().len(), 130);
+        assert_eq!(w.bounds()[128..], [996.0, 1000.0]);
     }
 
     #[test]

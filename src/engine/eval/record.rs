@@ -3,11 +3,14 @@
 //! session blocks or runs again, an iteration starts, a victim is taken,
 //! a flow's rates or a pool's levels move, and the run loop between events.
 //!
-//! Invariant: with no timeline every hook is one test of
+//! Invariant: with no recorder every hook is one test of
 //! `Store::recording` and nothing else (each `#[inline]`, its body
-//! `#[cold]` out of line), so a run without `--timeline` does the work it
-//! did before. An iteration is recorded from the figures the iteration has
-//! at its start, never by walking its residents.
+//! `#[cold]` out of line), so a run without `--timeline` or `--series`
+//! does the work it did before. A session runs again and blocks again at
+//! one instant (the interpreter never moves the clock), so its blocking
+//! (or its end) closes the span it was in: no hook where it resumes. An
+//! iteration is recorded from the figures the iteration has at its start,
+//! never by walking its residents.
 
 use bevy_ecs::prelude::*;
 
@@ -25,24 +28,6 @@ impl Sim<'_, '_> {
     /// The timeline, if the run records one.
     fn timeline(&mut self) -> Option<&mut Timeline> {
         self.store.recording.0.as_mut()?.timeline.as_deref_mut()
-    }
-
-    /// Session `e` runs again (the interpreter takes it up).
-    #[inline(always)]
-    pub fn record_resume(&mut self, e: Entity) {
-        if self.recording() {
-            self.resume_cold(e);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn resume_cold(&mut self, e: Entity) {
-        let now = self.time.clock.now;
-        let serial = self.sessions.states.get(e).map(|(_, _, life)| life.serial);
-        if let (Ok(serial), Some(t)) = (serial, self.timeline()) {
-            t.resume(serial, now);
-        }
     }
 
     /// Session `e` blocked in a `run` at the stage members `held`.
@@ -171,11 +156,15 @@ impl Sim<'_, '_> {
         }
     }
 
-    /// An event is settled: the pools' levels now.
+    /// An event is settled: the pools' levels now, and a series' counts
+    /// when the next event starts a window (nothing can change them
+    /// before it), one hook per event.
     #[inline(always)]
-    pub fn record_levels(&mut self) {
+    pub fn record_settled(&mut self) {
         if self.recording() {
             self.levels_cold();
+            let next = self.time.events.next_time().unwrap_or(f64::INFINITY);
+            self.marks_cold(next, false);
         }
     }
 
@@ -206,15 +195,6 @@ impl Sim<'_, '_> {
                 };
                 series.utilisation(now, s, u);
             }
-        }
-    }
-
-    /// The next event is at `next`: a series marks its counts before it
-    /// when a window starts at or before it.
-    #[inline(always)]
-    pub fn record_marks(&mut self, next: f64) {
-        if self.recording() {
-            self.marks_cold(next, false);
         }
     }
 

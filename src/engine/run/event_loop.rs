@@ -324,7 +324,7 @@ pub fn run(
             sim.time.events.schedule(prog.warmup, EventKind::Warmup);
         }
         settle(code, &mut sim)?;
-        sim.record_levels();
+        sim.record_settled();
     }
     state.apply(&mut world);
     if check {
@@ -369,7 +369,6 @@ pub fn run(
                 if event.time > prog.horizon {
                     break Pause::Over(prog.horizon);
                 }
-                sim.record_marks(event.time);
                 if sim.time.events.taken >= checkpoint {
                     if sim.time.events.taken >= max_events {
                         return Err(sim.error(format!(
@@ -407,7 +406,7 @@ pub fn run(
                     }
                 }
                 settle(code, &mut sim)?;
-                sim.record_levels();
+                sim.record_settled();
                 if let Some(limit) = prog.arrivals
                     && drained(&sim, limit)
                 {

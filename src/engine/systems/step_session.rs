@@ -44,7 +44,6 @@ enum Stop {
 
 /// Runs session `e` until it blocks or ends.
 pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunError> {
-    sim.record_resume(e);
     loop {
         let at = match narrow(code, sim, e)? {
             Stop::End(serial) => return end_closed_session(code, sim, e, serial),
