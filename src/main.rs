@@ -358,6 +358,30 @@ enum Command {
     /// `repeat`), a run over several stages as one bracketed job. Example:
     ///
     ///   serq draw examples/pd-disaggregation/pull_maxmin.sq -o pd.svg
+    /// Draw a column of a `serq run --series` CSV against time (each
+    /// window's start), in the sweeps' SVG style. Example:
+    ///
+    ///   serq plot-series vllm.csv --y ttft.p99 -o ttft.svg
+    #[command(
+        name = "plot-series",
+        after_help = "Examples:\n  serq run examples/single-turn/vllm.sq --series vllm.csv --every 10\n  serq plot-series vllm.csv --y ttft.p99 -o ttft.svg\n  serq plot-series vllm.csv --y kv.used --target 9600 -o kv.svg"
+    )]
+    PlotSeries {
+        /// The CSV `serq run --series` wrote.
+        file: PathBuf,
+        /// The column to draw (`ttft.p99`, `kv.used`, `D[0].util`).
+        #[arg(long, value_name = "COLUMN")]
+        y: String,
+        /// Write the SVG to OUT instead of standard output.
+        #[arg(short = 'o', long = "out", value_name = "OUT.svg")]
+        out: Option<PathBuf>,
+        /// Draw y on a logarithmic scale.
+        #[arg(long)]
+        log_y: bool,
+        /// Draw a dashed horizontal line at this y (a capacity, an SLO's bound).
+        #[arg(long, value_name = "Y", allow_negative_numbers = true)]
+        target: Option<f64>,
+    },
     #[command(
         after_help = "Examples:\n  serq draw examples/pd-disaggregation/nixl_pull.sq -o nixl.svg\n  serq draw examples/pd-disaggregation/nixl_pull.sq --members -o nixl-members.svg"
     )]
@@ -856,6 +880,34 @@ fn execute(command: Command) -> Result<(), Failure> {
             let program = input.compile(&sets.overrides())?;
             emit(&format!("{}\n", program.to_json()));
             Ok(())
+        }
+        Command::PlotSeries {
+            file,
+            y,
+            out,
+            log_y,
+            target,
+        } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", file.display())))?;
+            let (columns, rows) = series_rows(&text)
+                .map_err(|m| Failure::Usage(format!("{}: {m}", file.display())))?;
+            let options = serq::study::PlotOptions {
+                log_y,
+                target,
+                x_unit: Some("window start".to_string()),
+                y_unit: None,
+            };
+            let parameters = ["from".to_string()];
+            let svg = serq::study::plot_rows(&parameters, &columns, &rows, "from", &y, options)
+                .map_err(|e| Failure::Usage(format!("{}: {e}", file.display())))?;
+            match out {
+                Some(path) => write_file(&path, &svg),
+                None => {
+                    emit(&svg);
+                    Ok(())
+                }
+            }
         }
         Command::Draw {
             file,
@@ -1796,6 +1848,36 @@ fn check_writable(path: &Path) -> Result<(), Failure> {
             path.display()
         )))
     }
+}
+
+/// A `--series` CSV's columns and rows (an empty cell is undefined).
+fn series_rows(text: &str) -> Result<(Vec<String>, Vec<Vec<serq::study::Cell>>), String> {
+    let mut lines = text.lines();
+    let columns: Vec<String> = match lines.next() {
+        Some(h) if h.starts_with("from,to,") => h.split(',').map(String::from).collect(),
+        _ => return Err("not a `serq run --series` CSV (its header starts `from,to,`)".into()),
+    };
+    let mut rows = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let cells: Vec<&str> = line.split(',').collect();
+        if cells.len() != columns.len() {
+            return Err(format!(
+                "line {}: {} cells where the header has {}",
+                i + 2,
+                cells.len(),
+                columns.len()
+            ));
+        }
+        let row = cells.iter().map(|c| match c.trim() {
+            "" => Ok(serq::study::Cell::Number(None)),
+            x => x
+                .parse::<f64>()
+                .map(|v| serq::study::Cell::Number(Some(v)))
+                .map_err(|_| format!("line {}: `{x}` is not a number", i + 2)),
+        });
+        rows.push(row.collect::<Result<Vec<_>, _>>()?);
+    }
+    Ok((columns, rows))
 }
 
 /// `--timeline`'s recorder, its window checked against the run's horizon

@@ -182,3 +182,43 @@ fn run_writes_the_series_file() {
     assert_eq!(csv.lines().count(), 20);
     assert!(csv.starts_with("from,to,arrivals,completions,response.count"));
 }
+
+#[test]
+fn plot_series_draws_a_column_against_time_and_refuses_what_it_cannot_read() {
+    let dir = std::env::temp_dir().join(format!("serq-plot-series-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let csv = dir.join("mm1.csv");
+    let serq = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_serq"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("runs")
+    };
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let run = serq(&[
+        &os("run"),
+        &os("examples/single-turn/mm1.sq"),
+        &os("--series"),
+        csv.as_os_str(),
+        &os("--every"),
+        &os("1000"),
+    ]);
+    assert_eq!(run.status.code(), Some(0));
+    let plot = serq(&[&os("plot-series"), csv.as_os_str(), &os("--y"), &os("response.p99")]);
+    assert_eq!(plot.status.code(), Some(0));
+    let svg = String::from_utf8_lossy(&plot.stdout);
+    // 19 windows: one line of 19 points, against the windows' starts.
+    assert!(svg.starts_with("<svg") && svg.contains("response.p99"), "{svg}");
+    assert!(svg.contains("from (window start)"));
+    assert_eq!(svg.matches("<circle").count(), 19 + 1, "19 points and the legend's");
+    // A column it lacks, and a file that is no series, are usage errors.
+    let typo = serq(&[&os("plot-series"), csv.as_os_str(), &os("--y"), &os("respons.p99")]);
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&typo.stderr).contains("did you mean `response.p99`?"));
+    let other = dir.join("other.csv");
+    std::fs::write(&other, "lam,ttft.mean\n1,2\n").expect("written");
+    let refused = serq(&[&os("plot-series"), other.as_os_str(), &os("--y"), &os("ttft")]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not a `serq run --series` CSV"));
+}
