@@ -128,7 +128,12 @@ enum Command {
         /// each stage member's utilisation and throughput, and each pool
         /// member's mean used, cached and queued units. --by-family folds
         /// each family into its mean over the members.
-        #[arg(long, value_name = "OUT.csv", requires = "every", conflicts_with = "replications")]
+        #[arg(
+            long,
+            value_name = "OUT.csv",
+            requires = "every",
+            conflicts_with = "replications"
+        )]
         series: Option<PathBuf>,
         /// The width of a --series window, in simulated time (> 0).
         #[arg(long, value_name = "DT", requires = "series", allow_negative_numbers = true, value_parser = parse_every)]

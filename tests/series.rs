@@ -117,8 +117,7 @@ fn averages_back(report: &Report, header: &[String], rows: &[Vec<f64>]) {
 
 #[test]
 fn a_pd_series_with_flows_averages_back_to_its_report() {
-    let (report, header, rows) =
-        series_of("examples/pd-disaggregation/nixl_pull.sq", 20.0, false);
+    let (report, header, rows) = series_of("examples/pd-disaggregation/nixl_pull.sq", 20.0, false);
     // [20, 200] in windows of 20: 9 of them.
     assert_eq!(rows.len(), 9);
     averages_back(&report, &header, &rows);
@@ -156,7 +155,14 @@ fn every_must_be_above_zero_and_is_refused_before_the_run() {
     let out = out.to_string_lossy();
     for every in ["0", "-1", "inf", "x"] {
         let run = Command::new(env!("CARGO_BIN_EXE_serq"))
-            .args(["run", "examples/single-turn/mm1.sq", "--series", &out, "--every", every])
+            .args([
+                "run",
+                "examples/single-turn/mm1.sq",
+                "--series",
+                &out,
+                "--every",
+                every,
+            ])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output()
             .expect("runs");
@@ -205,20 +211,42 @@ fn plot_series_draws_a_column_against_time_and_refuses_what_it_cannot_read() {
         &os("1000"),
     ]);
     assert_eq!(run.status.code(), Some(0));
-    let plot = serq(&[&os("plot-series"), csv.as_os_str(), &os("--y"), &os("response.p99")]);
+    let plot = serq(&[
+        &os("plot-series"),
+        csv.as_os_str(),
+        &os("--y"),
+        &os("response.p99"),
+    ]);
     assert_eq!(plot.status.code(), Some(0));
     let svg = String::from_utf8_lossy(&plot.stdout);
     // 19 windows: one line of 19 points, against the windows' starts.
-    assert!(svg.starts_with("<svg") && svg.contains("response.p99"), "{svg}");
+    assert!(
+        svg.starts_with("<svg") && svg.contains("response.p99"),
+        "{svg}"
+    );
     assert!(svg.contains("from (window start)"));
-    assert_eq!(svg.matches("<circle").count(), 19 + 1, "19 points and the legend's");
+    assert_eq!(
+        svg.matches("<circle").count(),
+        19 + 1,
+        "19 points and the legend's"
+    );
     // A column it lacks, and a file that is no series, are usage errors.
-    let typo = serq(&[&os("plot-series"), csv.as_os_str(), &os("--y"), &os("respons.p99")]);
+    let typo = serq(&[
+        &os("plot-series"),
+        csv.as_os_str(),
+        &os("--y"),
+        &os("respons.p99"),
+    ]);
     assert_eq!(typo.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&typo.stderr).contains("did you mean `response.p99`?"));
     let other = dir.join("other.csv");
     std::fs::write(&other, "lam,ttft.mean\n1,2\n").expect("written");
-    let refused = serq(&[&os("plot-series"), other.as_os_str(), &os("--y"), &os("ttft")]);
+    let refused = serq(&[
+        &os("plot-series"),
+        other.as_os_str(),
+        &os("--y"),
+        &os("ttft"),
+    ]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("not a `serq run --series` CSV"));
 }

@@ -49,7 +49,10 @@ fn timeline_of(
         ..RunOptions::default()
     };
     let report = serq::run_with(&program, &mut options).expect("the example runs");
-    let recorder = options.timeline.take().expect("the run gives the timeline back");
+    let recorder = options
+        .timeline
+        .take()
+        .expect("the run gives the timeline back");
     recorder.finish(report.end).expect("written to memory");
     let text = String::from_utf8(bytes.0.lock().expect("one writer").clone()).expect("utf-8");
     let trace: Value = serde_json::from_str(&text).expect("the timeline is JSON");
@@ -95,14 +98,19 @@ fn check_format(events: &[Value]) {
                 if ph == "b" {
                     stack.push(ts);
                 } else {
-                    let began = stack.pop().unwrap_or_else(|| panic!("an end with no begin: {e}"));
+                    let began = stack
+                        .pop()
+                        .unwrap_or_else(|| panic!("an end with no begin: {e}"));
                     assert!(ts >= began, "an end before its begin: {e}");
                 }
             }
             "C" => {
                 let args = e["args"].as_object().expect("a counter's args");
                 assert!(!args.is_empty(), "{e}");
-                assert!(args.values().all(Value::is_number), "a counter not a number: {e}");
+                assert!(
+                    args.values().all(Value::is_number),
+                    "a counter not a number: {e}"
+                );
             }
             "i" | "M" => {}
             other => panic!("an unexpected phase `{other}`: {e}"),
@@ -216,13 +224,19 @@ fn an_iteration_slice_carries_its_tokens_split_residents_and_cost() {
         "tokens",
     );
     assert!(num(args, "residents") >= 1.0);
-    close(num(first, "dur"), (num(args, "cost") * 1e9).round() / 1e3, "dur");
+    close(
+        num(first, "dur"),
+        (num(args, "cost") * 1e9).round() / 1e3,
+        "dur",
+    );
 }
 
 #[test]
 fn a_pd_deployment_with_flows_follows_the_format_and_its_report() {
-    let (program, report, events) =
-        whole("examples/pd-disaggregation/nixl_pull.sq", Overrides::default());
+    let (program, report, events) = whole(
+        "examples/pd-disaggregation/nixl_pull.sq",
+        Overrides::default(),
+    );
     check_format(&events);
     // Every engine's iteration slices are its iterations in the report.
     let mut nics = 0;
@@ -245,7 +259,11 @@ fn a_pd_deployment_with_flows_follows_the_format_and_its_report() {
             let rate = counter_average(&events, pid, "rate", "rate", report.warmup, report.end);
             let util = row.utilization.expect("a NIC's utilisation");
             assert!(util > 0.0, "{name} carries flows");
-            close(rate * span / phi, util * span, &format!("{name}'s busy time"));
+            close(
+                rate * span / phi,
+                util * span,
+                &format!("{name}'s busy time"),
+            );
             nics += 1;
         }
     }
@@ -288,7 +306,11 @@ fn a_kernel_mm1_draws_its_jobs_in_lanes_and_its_sessions_as_async_spans() {
     let lanes = events
         .iter()
         .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
-        .filter(|e| e["args"]["name"].as_str().is_some_and(|n| n.starts_with("lane")))
+        .filter(|e| {
+            e["args"]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("lane"))
+        })
         .count();
     assert!(lanes > 1, "{lanes} lanes");
 }
@@ -374,8 +396,14 @@ fn run_writes_the_timeline_file_and_warns_at_the_cap() {
 fn bad_timeline_flags_are_refused_before_the_run_with_exit_2() {
     let out = scratch("refused.json");
     for (args, says) in [
-        (vec!["--timeline", &out, "--timeline-window", "5:2"], "FROM < TO"),
-        (vec!["--timeline", &out, "--timeline-window", "a:2"], "two numbers"),
+        (
+            vec!["--timeline", &out, "--timeline-window", "5:2"],
+            "FROM < TO",
+        ),
+        (
+            vec!["--timeline", &out, "--timeline-window", "a:2"],
+            "two numbers",
+        ),
         (
             vec!["--timeline", &out, "--timeline-window", "30000:40000"],
             "after the run's horizon",
@@ -384,7 +412,10 @@ fn bad_timeline_flags_are_refused_before_the_run_with_exit_2() {
             vec!["--timeline", "/no/such/dir/t.json"],
             "no such directory",
         ),
-        (vec!["--timeline", &out, "--timeline-cap", "0"], "timeline-cap"),
+        (
+            vec!["--timeline", &out, "--timeline-cap", "0"],
+            "timeline-cap",
+        ),
     ] {
         let _ = std::fs::remove_file(&out);
         let mut all = vec!["run", "examples/single-turn/mm1.sq"];

@@ -214,7 +214,13 @@ impl Series {
 
     /// The pools' levels after an event at `now` (`cached(p)` reads member
     /// `p`'s cache).
-    pub fn levels(&mut self, now: f64, used: &[f64], queued: &[f64], cached: impl Fn(usize) -> f64) {
+    pub fn levels(
+        &mut self,
+        now: f64,
+        used: &[f64],
+        queued: &[f64],
+        cached: impl Fn(usize) -> f64,
+    ) {
         for (p, [u, c, q]) in self.pools.iter_mut().enumerate() {
             u.set(now, used[p]);
             c.set(now, cached(p));
@@ -229,7 +235,10 @@ impl Series {
 
     /// When the next counts are due: the next bound not yet marked.
     pub fn next_mark(&self) -> f64 {
-        self.bounds.get(self.marks.len()).copied().unwrap_or(f64::INFINITY)
+        self.bounds
+            .get(self.marks.len())
+            .copied()
+            .unwrap_or(f64::INFINITY)
     }
 
     /// The counts now, before the events at `now`: they are the counts at
@@ -285,7 +294,13 @@ impl Series {
         }
         out.push('\n');
         let stage_count = report.stages.len();
-        let number = |x: f64| if x.is_finite() { x.to_string() } else { String::new() };
+        let number = |x: f64| {
+            if x.is_finite() {
+                x.to_string()
+            } else {
+                String::new()
+            }
+        };
         for k in 0..windows.min(self.marks.len().saturating_sub(1)) {
             let (a, b) = (self.bounds[k], self.bounds[k + 1].min(end));
             let (before, after) = (&self.marks[k], &self.marks[k + 1]);

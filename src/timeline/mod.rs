@@ -178,8 +178,12 @@ impl Timeline {
         let sessions = self.sessions_pid();
         self.writer
             .metadata("process_name", sessions, 0, Args::Name { name: "sessions" });
-        self.writer
-            .metadata("process_sort_index", sessions, 0, Args::Sort { sort_index: 0 });
+        self.writer.metadata(
+            "process_sort_index",
+            sessions,
+            0,
+            Args::Sort { sort_index: 0 },
+        );
         for s in 0..self.members.stages.len() {
             let name = format!("stage {}", self.members.stages[s]);
             let pid = Self::stage_pid(s);
