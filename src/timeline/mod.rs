@@ -34,6 +34,17 @@ use trace_event::{Args, TraceWriter};
 /// an event, some 750 MB.
 pub const DEFAULT_CAP: u64 = 5_000_000;
 
+/// What a `run` does at a step stage, as the statement says.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RunKind {
+    /// A run at a delay, fifo or ps stage, or a flow.
+    Plain,
+    /// `run E prefill (…)`.
+    Prefill,
+    /// `run E decode (…)`.
+    Decode,
+}
+
 /// What a session waits for, as its span is named.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Doing {
@@ -43,6 +54,8 @@ pub enum Doing {
         stage: u32,
         /// How many other stages the run crosses (a flow).
         also: u32,
+        /// Prefill or decode at a step stage.
+        kind: RunKind,
     },
     /// Admission of a hold to pool member `pool`.
     Wait {
@@ -216,9 +229,14 @@ impl Timeline {
 
     fn name_of(&self, doing: Doing) -> String {
         match doing {
-            Doing::Run { stage, also: 0 } => format!("run {}", self.members.stages[stage as usize]),
-            Doing::Run { stage, also } => {
-                format!("transfer {} +{also}", self.members.stages[stage as usize])
+            Doing::Run { stage, also, kind } => {
+                let name = &self.members.stages[stage as usize];
+                match (kind, also) {
+                    (RunKind::Prefill, _) => format!("prefill {name}"),
+                    (RunKind::Decode, _) => format!("decode {name}"),
+                    (RunKind::Plain, 0) => format!("run {name}"),
+                    (RunKind::Plain, _) => format!("transfer {name} +{also}"),
+                }
             }
             Doing::Wait { pool } => format!("wait {}", self.members.pools[pool as usize]),
             Doing::Grow { pool } => format!("grow {}", self.members.pools[pool as usize]),

@@ -14,9 +14,11 @@
 
 use bevy_ecs::prelude::*;
 
+use crate::engine::data::code::{Code, Stmt};
 use crate::engine::data::session::Wait;
 use crate::engine::eval::sim::Sim;
-use crate::timeline::{Doing, Iteration, Timeline};
+use crate::ir::RunMode;
+use crate::timeline::{Doing, Iteration, RunKind, Timeline};
 
 impl Sim<'_, '_> {
     /// Whether the run records a timeline or a series.
@@ -30,22 +32,34 @@ impl Sim<'_, '_> {
         self.store.recording.0.as_mut()?.timeline.as_deref_mut()
     }
 
-    /// Session `e` blocked in a `run` at the stage members `held`.
+    /// Session `e` blocked in the `run` at `at` at the stage members `held`.
     #[inline(always)]
-    pub fn record_run(&mut self, e: Entity, held: &[u32]) {
+    pub fn record_run(&mut self, code: &Code, e: Entity, at: (usize, usize), held: &[u32]) {
         if self.recording() {
-            self.run_cold(e, held);
+            self.run_cold(code, e, at, held);
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn run_cold(&mut self, e: Entity, held: &[u32]) {
+    fn run_cold(&mut self, code: &Code, e: Entity, at: (usize, usize), held: &[u32]) {
         let now = self.time.clock.now;
         let Some(&stage) = held.first() else { return };
+        let kind = match code.blocks[at.0].get(at.1) {
+            Some(Stmt::Run {
+                mode: RunMode::Prefill,
+                ..
+            }) => RunKind::Prefill,
+            Some(Stmt::Run {
+                mode: RunMode::Decode,
+                ..
+            }) => RunKind::Decode,
+            _ => RunKind::Plain,
+        };
         let doing = Doing::Run {
             stage,
             also: held.len() as u32 - 1,
+            kind,
         };
         let live = self.live_serial(e);
         if let (Some(serial), Some(t)) = (live, self.timeline()) {
