@@ -193,6 +193,33 @@ fn a_step_engine_with_preemptions_follows_the_format_and_its_report() {
         .count() as u64;
     assert!(preempts > 0);
     assert_eq!(preempts, report.pools[0].preemptions);
+    // Each victim's own track waits again from that instant, and a
+    // prefill and a decode at the engine are named so.
+    let sessions = pid_of(&events, "sessions");
+    let begins: std::collections::BTreeSet<(u64, String, u64)> = events
+        .iter()
+        .filter(|e| e["ph"] == "b" && e["pid"] == sessions)
+        .map(|e| {
+            let id = e["id2"]["local"].as_u64().expect("an id");
+            let name = e["name"].as_str().expect("a name").to_string();
+            (id, name, num(e, "ts") as u64)
+        })
+        .collect();
+    for e in events
+        .iter()
+        .filter(|e| e["ph"] == "i" && e["name"] == "preempt")
+    {
+        let victim = e["args"]["victim"].as_u64().expect("a victim");
+        let key = (
+            victim,
+            "preempted, wait kv".to_string(),
+            num(e, "ts") as u64,
+        );
+        assert!(begins.contains(&key), "{e}");
+    }
+    for name in ["wait kv", "prefill engine", "decode engine"] {
+        assert!(begins.iter().any(|(_, n, _)| n == name), "{name}");
+    }
     for (key, mean) in [
         ("used", report.pools[0].mean_used),
         ("cached", report.pools[0].mean_cached),
