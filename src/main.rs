@@ -979,7 +979,8 @@ fn execute(command: Command) -> Result<(), Failure> {
                 )?),
                 None => None,
             };
-            if let Some(path) = &series {
+            if let (Some(path), Some(dt)) = (&series, every) {
+                check_series(&program, dt)?;
                 check_writable(path)?;
             }
             if let Some(r) = replications {
@@ -1853,6 +1854,26 @@ fn check_writable(path: &Path) -> Result<(), Failure> {
             path.display()
         )))
     }
+}
+
+/// `--every DT` against the run: at most a million windows, and at most
+/// 50 million figures kept (a window's figure for each stage member and
+/// three for each pool member), refused before the run.
+fn check_series(program: &serq::ValidProgram, every: f64) -> Result<(), Failure> {
+    use serq::report::WindowedAverage;
+    let windows = WindowedAverage::windows_of(program.warmup, program.horizon, every);
+    let figures = windows * (program.stages.len() + 3 * program.pools.len()).max(1) as f64;
+    if windows > WindowedAverage::MAX_EVERY_WINDOWS as f64 || figures > 5e7 {
+        return Err(Failure::Usage(format!(
+            "--every {} makes {windows} windows of [{}, {}] ({figures} figures to keep); \
+             at most {} windows and 5e7 figures: widen --every",
+            serq::ir::shown(every),
+            serq::ir::shown(program.warmup),
+            serq::ir::shown(program.horizon),
+            WindowedAverage::MAX_EVERY_WINDOWS
+        )));
+    }
+    Ok(())
 }
 
 /// A `--series` CSV's columns and rows (an empty cell is undefined).

@@ -153,6 +153,14 @@ fn by_family_a_column_is_the_mean_over_the_members() {
 fn every_must_be_above_zero_and_is_refused_before_the_run() {
     let out = std::env::temp_dir().join(format!("serq-series-{}.csv", std::process::id()));
     let out = out.to_string_lossy();
+    let too_many = Command::new(env!("CARGO_BIN_EXE_serq"))
+        .args(["run", "examples/single-turn/mm1.sq", "--series", &out, "--every", "0.001"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs");
+    // mm1.sq measures [1000, 20000]: 19 million windows of 0.001.
+    assert_eq!(too_many.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&too_many.stderr).contains("19000000 windows"));
     for every in ["0", "-1", "inf", "x"] {
         let run = Command::new(env!("CARGO_BIN_EXE_serq"))
             .args([

@@ -59,10 +59,22 @@ impl WindowedAverage {
         WindowedAverage::over(from, to, bounds)
     }
 
+    /// The most windows [`WindowedAverage::every`] makes: a narrower
+    /// width is widened to `(to − from) / MAX_EVERY_WINDOWS`.
+    pub const MAX_EVERY_WINDOWS: usize = 1_000_000;
+
+    /// How many windows of `every` (> 0) cover `[from, to]`, at least 1.
+    pub fn windows_of(from: f64, to: f64, every: f64) -> f64 {
+        ((to - from) / every).ceil().max(1.0)
+    }
+
     /// Windows of `every` from `from` on (the last one ends at `to`,
-    /// shorter when `to − from` is no multiple of `every`); `every > 0`.
+    /// shorter when `to − from` is no multiple of `every`); `every > 0`,
+    /// at most [`WindowedAverage::MAX_EVERY_WINDOWS`] of them.
     pub fn every(from: f64, to: f64, every: f64) -> WindowedAverage {
-        let n = (((to - from) / every).ceil() as usize).max(1);
+        let max = Self::MAX_EVERY_WINDOWS;
+        let every = every.max((to - from) / max as f64);
+        let n = (Self::windows_of(from, to, every) as usize).min(max);
         let bounds = (0..=n)
             .map(|k| if k >= n { to } else { from + every * k as f64 })
             .collect();
