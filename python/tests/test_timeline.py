@@ -10,7 +10,7 @@ from conftest import REPO
 
 
 def test_the_timeline_is_the_cli_s_and_counts_the_engine_s_iterations(tmp_path, run_cli):
-    program = serq.compile(str(REPO / "examples/single-turn/vllm.sq"), horizon=50)
+    program = serq.compile(str(REPO / "examples/single-turn/vllm.sq"), horizon=50, warmup=0)
     out = tmp_path / "vllm.json"
     report = serq.run(program, timeline=str(out))
     events = json.loads(out.read_text())["traceEvents"]
@@ -18,12 +18,12 @@ def test_the_timeline_is_the_cli_s_and_counts_the_engine_s_iterations(tmp_path, 
     assert len(iterations) == report.stage("engine").iterations > 0
     # The same trace, byte for byte, as the CLI's.
     cli_out = tmp_path / "cli.json"
-    run_cli("run", str(REPO / "examples/single-turn/vllm.sq"), "--horizon", "50", "--timeline", str(cli_out))
+    run_cli("run", str(REPO / "examples/single-turn/vllm.sq"), "--horizon", "50", "--warmup", "0", "--timeline", str(cli_out))
     assert cli_out.read_bytes() == out.read_bytes()
 
 
 def test_a_window_keeps_its_stretch_only(tmp_path):
-    program = serq.compile(str(REPO / "examples/single-turn/vllm.sq"), horizon=50)
+    program = serq.compile(str(REPO / "examples/single-turn/vllm.sq"), horizon=50, warmup=0)
     out = tmp_path / "window.json"
     serq.run(program, timeline=out, timeline_window=(20, 30))
     events = [e for e in json.loads(out.read_text())["traceEvents"] if e["ph"] != "M"]
@@ -39,7 +39,7 @@ def test_a_window_keeps_its_stretch_only(tmp_path):
     ],
 )
 def test_a_bad_window_is_refused_before_the_run(tmp_path, kwargs, says):
-    program = serq.compile(str(REPO / "examples/single-turn/vllm.sq"), horizon=50)
+    program = serq.compile(str(REPO / "examples/single-turn/vllm.sq"), horizon=50, warmup=0)
     out = tmp_path / "refused.json"
     with pytest.raises(ValueError, match=says):
         serq.run(program, timeline=str(out), **kwargs)
