@@ -154,7 +154,14 @@ fn every_must_be_above_zero_and_is_refused_before_the_run() {
     let out = std::env::temp_dir().join(format!("serq-series-{}.csv", std::process::id()));
     let out = out.to_string_lossy();
     let too_many = Command::new(env!("CARGO_BIN_EXE_serq"))
-        .args(["run", "examples/single-turn/mm1.sq", "--series", &out, "--every", "0.001"])
+        .args([
+            "run",
+            "examples/single-turn/mm1.sq",
+            "--series",
+            &out,
+            "--every",
+            "0.001",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("runs");

@@ -255,7 +255,11 @@ impl Timeline {
             let name = self.name_of(open.doing);
             let pid = self.sessions_pid();
             self.writer.span(&name, "session", pid, serial, span);
-            let job = format!("session {serial}");
+            let job = if open.lanes.is_empty() {
+                String::new()
+            } else {
+                format!("session {serial}")
+            };
             for &(s, lane) in &open.lanes {
                 let pid = Self::stage_pid(s as usize);
                 let args = Args::Session { session: serial };
@@ -421,5 +425,122 @@ impl Drop for Timeline {
             // Best effort: the run failed, and its error is what is reported.
             let _ = self.writer.finish();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A writer whose bytes the test reads back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if let Ok(mut v) = self.0.lock() {
+                v.extend_from_slice(buf);
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// One delay stage `s` and one pool `kv`.
+    fn timeline(window: (f64, f64)) -> (Timeline, Shared) {
+        let bytes = Shared::default();
+        let mut t = Timeline::new(Box::new(bytes.clone()), window, DEFAULT_CAP);
+        t.declare(Members {
+            stages: vec!["s".into()],
+            step: vec![false],
+            shared: vec![false],
+            pools: vec!["kv".into()],
+        });
+        (t, bytes)
+    }
+
+    fn events(t: Timeline, bytes: &Shared, end: f64) -> Vec<serde_json::Value> {
+        assert!(t.finish(end).is_ok());
+        let text = bytes.0.lock().map(|v| v.clone()).unwrap_or_default();
+        let v: serde_json::Value = serde_json::from_slice(&text).unwrap_or_default();
+        v["traceEvents"].as_array().cloned().unwrap_or_default()
+    }
+
+    fn run_at_s() -> Doing {
+        Doing::Run {
+            stage: 0,
+            also: 0,
+            kind: RunKind::Plain,
+        }
+    }
+
+    #[test]
+    fn overlapping_jobs_take_lanes_and_a_freed_lane_is_taken_again() {
+        let (mut t, bytes) = timeline((0.0, f64::INFINITY));
+        // Sessions 1 and 2 overlap on s; 3 starts once 1 has left.
+        t.block(1, 0.0, run_at_s(), &[0]);
+        t.block(2, 1.0, run_at_s(), &[0]);
+        t.resume(1, 2.0);
+        t.block(3, 2.0, run_at_s(), &[0]);
+        let all = events(t, &bytes, 5.0);
+        let lane_of = |name: &str| {
+            all.iter()
+                .find(|e| e["ph"] == "X" && e["name"] == name)
+                .and_then(|e| e["tid"].as_u64())
+        };
+        assert_eq!(lane_of("session 1"), Some(1));
+        assert_eq!(lane_of("session 2"), Some(2));
+        assert_eq!(lane_of("session 3"), Some(1));
+        // Two lanes were named, and every open span closed at the end.
+        let lanes = all.iter().filter(|e| e["name"] == "thread_name").count();
+        assert_eq!(lanes, 2);
+        let ends = all.iter().filter(|e| e["ph"] == "e").count();
+        assert_eq!(ends, 3);
+    }
+
+    #[test]
+    fn a_span_across_the_window_is_cut_at_its_ends() {
+        let (mut t, bytes) = timeline((10.0, 20.0));
+        // Waits from 5 to 25: written as [10, 20] (in µs).
+        t.block(7, 5.0, Doing::Wait { pool: 0 }, &[]);
+        t.resume(7, 25.0);
+        // Ends before the window: not written.
+        t.block(8, 1.0, Doing::Wait { pool: 0 }, &[]);
+        t.resume(8, 2.0);
+        let all = events(t, &bytes, 30.0);
+        let spans: Vec<(f64, &str)> = all
+            .iter()
+            .filter(|e| e["ph"] == "b" || e["ph"] == "e")
+            .map(|e| {
+                (
+                    e["ts"].as_f64().unwrap_or(-1.0),
+                    e["ph"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(spans, [(10e6, "b"), (20e6, "e")]);
+        assert!(all.iter().any(|e| e["name"] == "wait kv"));
+    }
+
+    #[test]
+    fn levels_are_written_when_they_change_and_at_the_window_s_start() {
+        let (mut t, bytes) = timeline((10.0, f64::INFINITY));
+        // used 4 from 3 (before the window), 4 again at 12 (no change),
+        // then 6 at 15: written as 4 at 10 and 6 at 15.
+        t.levels(3.0, &[4.0], &[1.0], &[0.0], |_| 0.0);
+        t.levels(12.0, &[4.0], &[1.0], &[0.0], |_| 0.0);
+        t.levels(15.0, &[6.0], &[1.0], &[0.0], |_| 0.0);
+        let all = events(t, &bytes, 20.0);
+        let used: Vec<(f64, f64)> = all
+            .iter()
+            .filter(|e| e["ph"] == "C")
+            .map(|e| {
+                let ts = e["ts"].as_f64().unwrap_or(-1.0);
+                (ts, e["args"]["used"].as_f64().unwrap_or(-1.0))
+            })
+            .collect();
+        assert_eq!(used, [(10e6, 4.0), (15e6, 6.0)]);
     }
 }
