@@ -112,6 +112,13 @@ fn check_format(events: &[Value]) {
                     "a counter not a number: {e}"
                 );
             }
+            "n" => {
+                assert!(e["id2"]["local"].is_u64(), "an async instant's id: {e}");
+                assert!(
+                    e["args"]["value"].is_number(),
+                    "an observation's value: {e}"
+                );
+            }
             "i" | "M" => {}
             other => panic!("an unexpected phase `{other}`: {e}"),
         }
@@ -329,6 +336,15 @@ fn a_kernel_mm1_draws_its_jobs_in_lanes_and_its_sessions_as_async_spans() {
         .filter_map(|e| e["id2"]["local"].as_u64())
         .collect();
     assert_eq!(tracks.len() as u64, report.arrivals);
+    // Each `observe` is an instant on its session's track; those at or
+    // after the warmup are the report's samples, in order.
+    let measured: Vec<f64> = events
+        .iter()
+        .filter(|e| e["ph"] == "n" && e["name"] == "response")
+        .filter(|e| num(e, "ts") >= report.warmup * 1e6)
+        .map(|e| num(&e["args"], "value"))
+        .collect();
+    assert_eq!(measured, report.observes[0].samples);
     // A fifo(1) server's jobs, waiting included, overlap: more than one lane.
     let lanes = events
         .iter()

@@ -119,6 +119,8 @@ pub struct Members {
     pub shared: Vec<bool>,
     /// Each pool member's name.
     pub pools: Vec<String>,
+    /// Each observation's name.
+    pub observes: Vec<String>,
 }
 
 /// A run's timeline as it is written.
@@ -320,6 +322,17 @@ impl Timeline {
         self.block(serial, now, Doing::Preempted { pool }, &[]);
     }
 
+    /// Session `serial` observed `value` for observation `index` at `now`:
+    /// an instant on its track, named by the observation.
+    pub fn observe(&mut self, serial: u64, index: u32, value: f64, now: f64) {
+        if self.clip(now, now).is_some()
+            && let Some(name) = self.members.observes.get(index as usize)
+        {
+            let pid = self.sessions_pid();
+            self.writer.mark(name, "session", pid, serial, now, value);
+        }
+    }
+
     /// Step stage member `stage` starts an iteration.
     pub fn iteration(&mut self, stage: u32, it: Iteration) {
         if let Some(span) = self.clip(it.start, it.start + it.duration) {
@@ -457,6 +470,7 @@ mod tests {
             step: vec![false],
             shared: vec![false],
             pools: vec!["kv".into()],
+            observes: vec!["ttft".into()],
         });
         (t, bytes)
     }

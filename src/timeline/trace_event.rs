@@ -55,6 +55,11 @@ pub enum Args<'a> {
         /// Its serial.
         victim: u64,
     },
+    /// An observation's value.
+    Value {
+        /// The value.
+        value: f64,
+    },
     /// A metadata event's name.
     Name {
         /// The name.
@@ -212,6 +217,22 @@ impl TraceWriter {
                 args: (ph == "b").then_some(Args::Session { session: id }),
             });
         }
+    }
+
+    /// An instant on async track `id` of process `pid`, with a value.
+    pub fn mark(&mut self, name: &str, cat: &str, pid: u32, id: u64, t: f64, value: f64) {
+        self.event(&Event {
+            name,
+            cat: Some(cat),
+            ph: "n",
+            ts: micros(t),
+            dur: None,
+            pid,
+            tid: 0,
+            id2: Some(Id2 { local: id }),
+            s: None,
+            args: Some(Args::Value { value }),
+        });
     }
 
     /// An instant on a thread.

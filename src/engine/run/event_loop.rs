@@ -257,7 +257,9 @@ pub fn run(
         world.resource_mut::<Ready>().0.reserve_exact(initial);
     }
     world.resource_mut::<Observed>().strict = options.strict;
-    if options.provenance {
+    // A timeline draws each sample where and when it was taken: from the
+    // provenance, so that `observe` itself does no more than it did.
+    if options.provenance || options.timeline.is_some() {
         world.resource_mut::<Observed>().provenance =
             Some(vec![Default::default(); prog.observes.len()]);
     }
@@ -471,7 +473,10 @@ pub fn run(
         sim.into_sim().record_finish(end);
     }
     state.apply(&mut world);
-    if let Some(recorders) = world.resource_mut::<Recording>().0.take() {
+    if let Some(mut recorders) = world.resource_mut::<Recording>().0.take() {
+        if let Some(timeline) = recorders.timeline.as_deref_mut() {
+            draw_samples(timeline, world.resource::<Observed>());
+        }
         options.timeline = recorders.timeline;
         options.series = recorders.series;
     }
@@ -482,6 +487,19 @@ pub fn run(
         .and_then(|mut o| o.0.take())
         .ok_or_else(|| crate::engine::eval::sim::lost("report", end))?;
     Ok((report, counts))
+}
+
+/// Every sample, on its session's track at its time (observation by
+/// observation, each in the order taken).
+fn draw_samples(timeline: &mut crate::timeline::Timeline, observed: &Observed) {
+    let Some(origins) = &observed.provenance else {
+        return;
+    };
+    for (i, (samples, origin)) in observed.samples.iter().zip(origins).enumerate() {
+        for ((&value, &time), &session) in samples.iter().zip(&origin.times).zip(&origin.sessions) {
+            timeline.observe(session, i as u32, value, time);
+        }
+    }
 }
 
 /// The names and kinds of the program's members, for a timeline's tracks.
@@ -507,6 +525,7 @@ fn timeline_members(program: &ValidProgram) -> crate::timeline::Members {
             .collect(),
         shared: prog.shared_stages(),
         pools: named(prog.pools.iter().map(|p| p.name.as_str()).collect()),
+        observes: prog.observes.clone(),
     }
 }
 
