@@ -36,6 +36,8 @@ Examples (from the repository's root; `cargo install --locked --path .` puts ser
                                                             draw the deployment as SVG
   serq run examples/single-turn/mm1.sq --replications 8     8 seeds in parallel, 95% t-intervals
   serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:4 --grid ND=2,4 --out r.csv
+  serq run examples/single-turn/vllm.sq --timeline vllm.json
+                                                            a Chrome trace of the run for ui.perfetto.dev
   serq run examples/hardware/llama8b_h100.sq                a roofline engine (`use <roofline>;`)
   serq fit iterations.csv --terms tokens,kv_decode          fit a step cost to measured iterations
 
@@ -350,21 +352,10 @@ enum Command {
         #[command(flatten)]
         sets: SetArgs,
     },
-    /// Draw the deployment: stations, pools and the session's path.
+    /// Draw a column of a `serq run --series` CSV against time.
     ///
-    /// One box per stage member, except that a family of more than 4
-    /// members is folded into one box `name ×N` (--members draws every
-    /// member, --by-family folds every family); the stations in the order
-    /// the session's path reaches them, a family too wide for a screen in
-    /// a grid of rows; the pools above them with dashed links to the runs
-    /// held inside them (dotted, `lease`, to the runs a lease keeps their
-    /// units through), the path as arrows in program order (a branch's
-    /// arrows labelled with its guard or `else`, a loop's way back with
-    /// `repeat`), a run over several stages as one bracketed job. Example:
-    ///
-    ///   serq draw examples/pd-disaggregation/pull_maxmin.sq -o pd.svg
-    /// Draw a column of a `serq run --series` CSV against time (each
-    /// window's start), in the sweeps' SVG style. Example:
+    /// The x axis is each window's start; the style is the sweeps'
+    /// (`serq sweep --plot`). Example:
     ///
     ///   serq plot-series vllm.csv --y ttft.p99 -o ttft.svg
     #[command(
@@ -387,6 +378,19 @@ enum Command {
         #[arg(long, value_name = "Y", allow_negative_numbers = true)]
         target: Option<f64>,
     },
+    /// Draw the deployment: stations, pools and the session's path.
+    ///
+    /// One box per stage member, except that a family of more than 4
+    /// members is folded into one box `name ×N` (--members draws every
+    /// member, --by-family folds every family); the stations in the order
+    /// the session's path reaches them, a family too wide for a screen in
+    /// a grid of rows; the pools above them with dashed links to the runs
+    /// held inside them (dotted, `lease`, to the runs a lease keeps their
+    /// units through), the path as arrows in program order (a branch's
+    /// arrows labelled with its guard or `else`, a loop's way back with
+    /// `repeat`), a run over several stages as one bracketed job. Example:
+    ///
+    ///   serq draw examples/pd-disaggregation/pull_maxmin.sq -o pd.svg
     #[command(
         after_help = "Examples:\n  serq draw examples/pd-disaggregation/nixl_pull.sq -o nixl.svg\n  serq draw examples/pd-disaggregation/nixl_pull.sq --members -o nixl-members.svg"
     )]
