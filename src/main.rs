@@ -140,6 +140,13 @@ enum Command {
         /// The width of a --series window, in simulated time (> 0).
         #[arg(long, value_name = "DT", requires = "series", allow_negative_numbers = true, value_parser = parse_every)]
         every: Option<f64>,
+        /// Also draw the series' column --y against time as SVG, as
+        /// `serq plot-series` does (the CSV is written first).
+        #[arg(long, value_name = "OUT.svg", requires_all = ["series", "y"])]
+        plot: Option<PathBuf>,
+        /// The column --plot draws (`ttft.p99`, `kv.used`, `D[0].util`).
+        #[arg(long, value_name = "COLUMN", requires = "plot")]
+        y: Option<String>,
     },
     /// Run a program over a grid of `let` values, with replications.
     ///
@@ -899,17 +906,8 @@ fn execute(command: Command) -> Result<(), Failure> {
         } => {
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", file.display())))?;
-            let (columns, rows) = series_rows(&text)
+            let svg = plot_series(&text, &y, log_y, target)
                 .map_err(|m| Failure::Usage(format!("{}: {m}", file.display())))?;
-            let options = serq::study::PlotOptions {
-                log_y,
-                target,
-                x_unit: Some("window start".to_string()),
-                y_unit: None,
-            };
-            let parameters = ["from".to_string()];
-            let svg = serq::study::plot_rows(&parameters, &columns, &rows, "from", &y, options)
-                .map_err(|e| Failure::Usage(format!("{}: {e}", file.display())))?;
             match out {
                 Some(path) => write_file(&path, &svg),
                 None => {
@@ -959,6 +957,8 @@ fn execute(command: Command) -> Result<(), Failure> {
             timeline_cap,
             series,
             every,
+            plot,
+            y,
         } => {
             let fold = match (by_family, members) {
                 (true, _) => serq::report::Fold::ByFamily,
@@ -985,6 +985,9 @@ fn execute(command: Command) -> Result<(), Failure> {
             };
             if let (Some(path), Some(dt)) = (&series, every) {
                 check_series(&program, dt)?;
+                check_writable(path)?;
+            }
+            if let Some(path) = &plot {
                 check_writable(path)?;
             }
             if let Some(r) = replications {
@@ -1040,7 +1043,15 @@ fn execute(command: Command) -> Result<(), Failure> {
                 finish_timeline(*recorder, report.end, path, timeline_cap)?;
             }
             if let (Some(recorded), Ok(report), Some(path)) = (recorded_series, &result, &series) {
-                write_file(path, &recorded.to_csv(report, by_family))?;
+                let csv = recorded.to_csv(report, by_family);
+                write_file(path, &csv)?;
+                if let (Some(svg), Some(y)) = (&plot, &y) {
+                    write_file(
+                        svg,
+                        &plot_series(&csv, y, false, None)
+                            .map_err(|m| Failure::Usage(format!("{}: {m}", path.display())))?,
+                    )?;
+                }
             }
             let mut report = result.map_err(|e| {
                 eprint!("{}", input.render_run_error(&program, &e));
@@ -1878,6 +1889,20 @@ fn check_series(program: &serq::ValidProgram, every: f64) -> Result<(), Failure>
         )));
     }
     Ok(())
+}
+
+/// A `--series` CSV's column `y` against each window's start, as SVG.
+fn plot_series(csv: &str, y: &str, log_y: bool, target: Option<f64>) -> Result<String, String> {
+    let (columns, rows) = series_rows(csv)?;
+    let options = serq::study::PlotOptions {
+        log_y,
+        target,
+        x_unit: Some("window start".to_string()),
+        y_unit: None,
+    };
+    let parameters = ["from".to_string()];
+    serq::study::plot_rows(&parameters, &columns, &rows, "from", y, options)
+        .map_err(|e| e.to_string())
 }
 
 /// A `--series` CSV's columns and rows (an empty cell is undefined).

@@ -265,3 +265,38 @@ fn plot_series_draws_a_column_against_time_and_refuses_what_it_cannot_read() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("not a `serq run --series` CSV"));
 }
+
+#[test]
+fn run_with_plot_writes_the_series_and_draws_its_column() {
+    let dir = std::env::temp_dir().join(format!("serq-run-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (csv, svg) = (dir.join("mm1.csv"), dir.join("mm1.svg"));
+    let run = |y: &str| {
+        Command::new(env!("CARGO_BIN_EXE_serq"))
+            .args([
+                "run",
+                "examples/single-turn/mm1.sq",
+                "--every",
+                "1000",
+                "--y",
+                y,
+            ])
+            .arg("--series")
+            .arg(&csv)
+            .arg("--plot")
+            .arg(&svg)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("runs")
+    };
+    let drawn = run("response.p99");
+    assert_eq!(drawn.status.code(), Some(0));
+    let text = std::fs::read_to_string(&svg).expect("drawn");
+    assert!(text.starts_with("<svg") && text.contains("response.p99"));
+    // A column the series lacks: the CSV is written, the plot refused.
+    std::fs::remove_file(&csv).expect("removed");
+    let typo = run("respons.p99");
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(csv.exists());
+    assert!(String::from_utf8_lossy(&typo.stderr).contains("did you mean `response.p99`?"));
+}
