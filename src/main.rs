@@ -120,7 +120,7 @@ enum Command {
         #[arg(long, value_name = "FROM:TO", requires = "timeline", value_parser = parse_window)]
         timeline_window: Option<(f64, f64)>,
         /// Stop writing the timeline after this many events (with a
-        /// warning), so that a long run does not fill the disk: about 150
+        /// warning), so that a long run does not fill the disk: about 160
         /// bytes an event.
         #[arg(long, value_name = "EVENTS", requires = "timeline", default_value_t = serq::timeline::DEFAULT_CAP, value_parser = clap::value_parser!(u64).range(1..))]
         timeline_cap: u64,

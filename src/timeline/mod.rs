@@ -30,8 +30,8 @@ use smallvec::SmallVec;
 pub use trace_event::micros;
 use trace_event::{Args, TraceWriter};
 
-/// Events a timeline writes at most unless told otherwise: about 150 bytes
-/// an event, some 750 MB.
+/// Events a timeline writes at most unless told otherwise: about 160 bytes
+/// an event, some 800 MB.
 pub const DEFAULT_CAP: u64 = 5_000_000;
 
 /// What a `run` does at a step stage, as the statement says.
