@@ -23,6 +23,7 @@ pub mod link;
 pub mod report;
 pub mod study;
 pub mod syntax;
+pub mod timeline;
 pub mod trace;
 pub mod traffic;
 pub mod view;

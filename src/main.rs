@@ -36,6 +36,8 @@ Examples (from the repository's root; `cargo install --locked --path .` puts ser
                                                             draw the deployment as SVG
   serq run examples/single-turn/mm1.sq --replications 8     8 seeds in parallel, 95% t-intervals
   serq sweep examples/pd-disaggregation/capacity.sq --grid lam=4:12:4 --grid ND=2,4 --out r.csv
+  serq run examples/single-turn/vllm.sq --timeline vllm.json
+                                                            a Chrome trace of the run for ui.perfetto.dev
   serq run examples/hardware/llama8b_h100.sq                a roofline engine (`use <roofline>;`)
   serq fit iterations.csv --terms tokens,kv_decode          fit a step cost to measured iterations
 
@@ -104,6 +106,47 @@ enum Command {
             conflicts_with = "replications"
         )]
         requests: Option<PathBuf>,
+        /// Write what the run did as a Chrome trace (JSON) that Perfetto's
+        /// UI (ui.perfetto.dev) and chrome://tracing open: a track per
+        /// stage member (iterations, jobs and transfers, a shared stage's
+        /// rate), per pool member (used, cached, queued units and holders;
+        /// preemptions) and per session (waiting, running, preempted).
+        /// docs/timeline.md walks through one.
+        #[arg(long, value_name = "OUT.json", conflicts_with = "replications")]
+        timeline: Option<PathBuf>,
+        /// Write only what happens in [FROM, TO] of simulated time (spans
+        /// that cross its ends are cut there). FROM < TO, FROM below the
+        /// horizon. Default: the whole run.
+        #[arg(long, value_name = "FROM:TO", requires = "timeline", value_parser = parse_window)]
+        timeline_window: Option<(f64, f64)>,
+        /// Stop writing the timeline after this many events (with a
+        /// warning), so that a long run does not fill the disk: about 160
+        /// bytes an event.
+        #[arg(long, value_name = "EVENTS", requires = "timeline", default_value_t = serq::timeline::DEFAULT_CAP, value_parser = clap::value_parser!(u64).range(1..))]
+        timeline_cap: u64,
+        /// Write a CSV of figures over time: for each window of --every
+        /// from the warmup on, its `from` and `to`, the arrivals and
+        /// completions in it, each observation's count, mean and p99,
+        /// each stage member's utilisation and throughput, and each pool
+        /// member's mean used, cached and queued units. --by-family folds
+        /// each family into its mean over the members.
+        #[arg(
+            long,
+            value_name = "OUT.csv",
+            requires = "every",
+            conflicts_with = "replications"
+        )]
+        series: Option<PathBuf>,
+        /// The width of a --series window, in simulated time (> 0).
+        #[arg(long, value_name = "DT", requires = "series", allow_negative_numbers = true, value_parser = parse_every)]
+        every: Option<f64>,
+        /// Also draw the series' column --y against time as SVG, as
+        /// `serq plot-series` does (the CSV is written first).
+        #[arg(long, value_name = "OUT.svg", requires_all = ["series", "y"])]
+        plot: Option<PathBuf>,
+        /// The column --plot draws (`ttft.p99`, `kv.used`, `D[0].util`).
+        #[arg(long, value_name = "COLUMN", requires = "plot")]
+        y: Option<String>,
     },
     /// Run a program over a grid of `let` values, with replications.
     ///
@@ -334,6 +377,32 @@ enum Command {
         file: FileArg,
         #[command(flatten)]
         sets: SetArgs,
+    },
+    /// Draw a column of a `serq run --series` CSV against time.
+    ///
+    /// The x axis is each window's start; the style is the sweeps'
+    /// (`serq sweep --plot`). Example:
+    ///
+    ///   serq plot-series vllm.csv --y ttft.p99 -o ttft.svg
+    #[command(
+        name = "plot-series",
+        after_help = "Examples:\n  serq run examples/single-turn/vllm.sq --series vllm.csv --every 10\n  serq plot-series vllm.csv --y ttft.p99 -o ttft.svg\n  serq plot-series vllm.csv --y kv.used --target 9600 -o kv.svg"
+    )]
+    PlotSeries {
+        /// The CSV `serq run --series` wrote.
+        file: PathBuf,
+        /// The column to draw (`ttft.p99`, `kv.used`, `D[0].util`).
+        #[arg(long, value_name = "COLUMN")]
+        y: String,
+        /// Write the SVG to OUT instead of standard output.
+        #[arg(short = 'o', long = "out", value_name = "OUT.svg")]
+        out: Option<PathBuf>,
+        /// Draw y on a logarithmic scale.
+        #[arg(long)]
+        log_y: bool,
+        /// Draw a dashed horizontal line at this y (a capacity, an SLO's bound).
+        #[arg(long, value_name = "Y", allow_negative_numbers = true)]
+        target: Option<f64>,
     },
     /// Draw the deployment: stations, pools and the session's path.
     ///
@@ -664,6 +733,33 @@ fn parse_unit(pair: &str) -> Result<(String, String), String> {
     }
 }
 
+/// Parses `--every DT`: a finite number above 0.
+fn parse_every(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!(
+            "the window width must be a finite number above 0, found `{text}`"
+        )),
+    }
+}
+
+/// Parses `--timeline-window FROM:TO`: two numbers, 0 <= FROM < TO.
+fn parse_window(text: &str) -> Result<(f64, f64), String> {
+    let Some((from, to)) = text.split_once(':') else {
+        return Err(format!("expected FROM:TO (e.g. 100:110), found `{text}`"));
+    };
+    let number = |s: &str| s.trim().parse::<f64>().ok().filter(|x| !x.is_nan());
+    match (number(from), number(to)) {
+        (Some(a), Some(b)) if a >= 0.0 && a < b => Ok((a, b)),
+        (Some(_), Some(_)) => Err(format!(
+            "the window `{text}` is empty or starts below 0: FROM:TO needs 0 <= FROM < TO"
+        )),
+        _ => Err(format!(
+            "expected two numbers FROM:TO (e.g. 100:110), found `{text}`"
+        )),
+    }
+}
+
 /// Parses one `--set NAME=VALUE`.
 fn parse_set(pair: &str) -> Result<(String, f64), String> {
     let Some((name, value)) = pair.split_once('=') else {
@@ -827,6 +923,25 @@ fn execute(command: Command) -> Result<(), Failure> {
             emit(&format!("{}\n", program.to_json()));
             Ok(())
         }
+        Command::PlotSeries {
+            file,
+            y,
+            out,
+            log_y,
+            target,
+        } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| Failure::Usage(format!("cannot read `{}`: {e}", file.display())))?;
+            let svg = plot_series(&text, &y, log_y, target)
+                .map_err(|m| Failure::Usage(format!("{}: {m}", file.display())))?;
+            match out {
+                Some(path) => write_file(&path, &svg),
+                None => {
+                    emit(&svg);
+                    Ok(())
+                }
+            }
+        }
         Command::Draw {
             file,
             sets,
@@ -863,6 +978,13 @@ fn execute(command: Command) -> Result<(), Failure> {
             replications,
             slo,
             requests,
+            timeline,
+            timeline_window,
+            timeline_cap,
+            series,
+            every,
+            plot,
+            y,
         } => {
             let fold = match (by_family, members) {
                 (true, _) => serq::report::Fold::ByFamily,
@@ -876,6 +998,22 @@ fn execute(command: Command) -> Result<(), Failure> {
             let program = input.compile(&overrides)?;
             check_slo(slo.as_ref(), &program, &input.name)?;
             if let Some(path) = &requests {
+                check_writable(path)?;
+            }
+            let recorder = match &timeline {
+                Some(path) => Some(open_timeline(
+                    path,
+                    timeline_window,
+                    timeline_cap,
+                    program.horizon,
+                )?),
+                None => None,
+            };
+            if let (Some(path), Some(dt)) = (&series, every) {
+                check_series(&program, dt)?;
+                check_writable(path)?;
+            }
+            if let Some(path) = &plot {
                 check_writable(path)?;
             }
             if let Some(r) = replications {
@@ -915,13 +1053,32 @@ fn execute(command: Command) -> Result<(), Failure> {
                 progress: Some(&mut tick),
                 interrupt: interrupted,
                 strict: settings.strict,
+                timeline: recorder,
+                series: every.map(|dt| Box::new(serq::report::Series::new(dt))),
                 ..match &slo {
                     Some(_) => serq::report::Slo::run_options(),
                     None => serq::RunOptions::default(),
                 }
             };
             let result = serq::run_with(&program, &mut options);
+            let recorder = options.timeline.take();
+            let recorded_series = options.series.take();
+            drop(options);
             progress.finish();
+            if let (Some(recorder), Ok(report), Some(path)) = (recorder, &result, &timeline) {
+                finish_timeline(*recorder, report.end, path, timeline_cap)?;
+            }
+            if let (Some(recorded), Ok(report), Some(path)) = (recorded_series, &result, &series) {
+                let csv = recorded.to_csv(report, by_family);
+                write_file(path, &csv)?;
+                if let (Some(svg), Some(y)) = (&plot, &y) {
+                    write_file(
+                        svg,
+                        &plot_series(&csv, y, false, None)
+                            .map_err(|m| Failure::Usage(format!("{}: {m}", path.display())))?,
+                    )?;
+                }
+            }
             let mut report = result.map_err(|e| {
                 eprint!("{}", input.render_run_error(&program, &e));
                 Failure::Program
@@ -1740,6 +1897,114 @@ fn check_writable(path: &Path) -> Result<(), Failure> {
             path.display()
         )))
     }
+}
+
+/// `--every DT` against the run: at most a million windows, and at most
+/// 50 million figures kept (a window's figure for each stage member and
+/// three for each pool member), refused before the run.
+fn check_series(program: &serq::ValidProgram, every: f64) -> Result<(), Failure> {
+    use serq::report::WindowedAverage;
+    let windows = WindowedAverage::windows_of(program.warmup, program.horizon, every);
+    let figures = windows * (program.stages.len() + 3 * program.pools.len()).max(1) as f64;
+    if windows > WindowedAverage::MAX_EVERY_WINDOWS as f64 || figures > 5e7 {
+        return Err(Failure::Usage(format!(
+            "--every {} makes {windows} windows of [{}, {}] ({figures} figures to keep); \
+             at most {} windows and 5e7 figures: widen --every",
+            serq::ir::shown(every),
+            serq::ir::shown(program.warmup),
+            serq::ir::shown(program.horizon),
+            WindowedAverage::MAX_EVERY_WINDOWS
+        )));
+    }
+    Ok(())
+}
+
+/// A `--series` CSV's column `y` against each window's start, as SVG.
+fn plot_series(csv: &str, y: &str, log_y: bool, target: Option<f64>) -> Result<String, String> {
+    let (columns, rows) = series_rows(csv)?;
+    let options = serq::study::PlotOptions {
+        log_y,
+        target,
+        x_unit: Some("window start".to_string()),
+        y_unit: None,
+    };
+    let parameters = ["from".to_string()];
+    serq::study::plot_rows(&parameters, &columns, &rows, "from", y, options)
+        .map_err(|e| e.to_string())
+}
+
+/// A `--series` CSV's columns and rows (an empty cell is undefined).
+fn series_rows(text: &str) -> Result<(Vec<String>, Vec<Vec<serq::study::Cell>>), String> {
+    let mut lines = text.lines();
+    let columns: Vec<String> = match lines.next() {
+        Some(h) if h.starts_with("from,to,") => h.split(',').map(String::from).collect(),
+        _ => return Err("not a `serq run --series` CSV (its header starts `from,to,`)".into()),
+    };
+    let mut rows = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let cells: Vec<&str> = line.split(',').collect();
+        if cells.len() != columns.len() {
+            return Err(format!(
+                "line {}: {} cells where the header has {}",
+                i + 2,
+                cells.len(),
+                columns.len()
+            ));
+        }
+        let row = cells.iter().map(|c| match c.trim() {
+            "" => Ok(serq::study::Cell::Number(None)),
+            x => x
+                .parse::<f64>()
+                .map(|v| serq::study::Cell::Number(Some(v)))
+                .map_err(|_| format!("line {}: `{x}` is not a number", i + 2)),
+        });
+        rows.push(row.collect::<Result<Vec<_>, _>>()?);
+    }
+    Ok((columns, rows))
+}
+
+/// `--timeline`'s recorder, its window checked against the run's horizon
+/// and its file created, before the run: a bad window or an unwritable
+/// path is a usage error.
+fn open_timeline(
+    path: &Path,
+    window: Option<(f64, f64)>,
+    cap: u64,
+    horizon: f64,
+) -> Result<Box<serq::timeline::Timeline>, Failure> {
+    let window = window.unwrap_or((0.0, f64::INFINITY));
+    if window.0 >= horizon {
+        return Err(Failure::Usage(format!(
+            "--timeline-window {}:{} starts at or after the run's horizon {}: nothing would be written",
+            serq::ir::shown(window.0),
+            serq::ir::shown(window.1),
+            serq::ir::shown(horizon)
+        )));
+    }
+    check_writable(path)?;
+    serq::timeline::Timeline::create(path, window, cap)
+        .map(Box::new)
+        .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display())))
+}
+
+/// Closes the timeline at the run's end; warns when its cap stopped it.
+fn finish_timeline(
+    recorder: serq::timeline::Timeline,
+    end: f64,
+    path: &Path,
+    cap: u64,
+) -> Result<(), Failure> {
+    let written = recorder
+        .finish(end)
+        .map_err(|e| Failure::Usage(format!("cannot write `{}`: {e}", path.display())))?;
+    if written.capped {
+        eprintln!(
+            "warning: {}: the timeline stopped at its cap of {cap} events before the run's end; \
+             narrow it with --timeline-window FROM:TO or raise --timeline-cap",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// Writes a command's output to the file `--out` or `--plot` names; failing

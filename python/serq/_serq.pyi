@@ -231,9 +231,17 @@ def compile(
     `trace` replaces the workload's trace file, `arrival_trace` the file of
     `arrive trace`, a serq extension). Raises CompileError."""
 
-def run(program: Program, *, strict: bool = False) -> Report:
+def run(
+    program: Program,
+    *,
+    strict: bool = False,
+    timeline: Optional[_Path] = None,
+    timeline_window: Optional[Tuple[float, float]] = None,
+) -> Report:
     """Simulate `program` with the GIL released. Raises RunError (with
-    `strict`, also for a computed negative amount)."""
+    `strict`, also for a computed negative amount). `timeline=PATH` writes
+    the run's Chrome trace there (`serq run --timeline`), of
+    `timeline_window=(FROM, TO)` only when given."""
 
 def read_trace(path: _Path) -> List[List[Tuple[float, float, float, float]]]:
     """A trace's corpus sessions, each a list of its turns (new, out, think,

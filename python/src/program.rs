@@ -346,24 +346,60 @@ pub fn compile<'py>(
     Ok(program)
 }
 
-/// `run(program, *, strict=False)`: simulates it and returns its
-/// `Report`. The GIL is released while it runs, so runs in threads
-/// proceed in parallel. A run-time error raises `RunError` (a
-/// `ValueError`); `strict=True` makes a computed negative amount one (it
-/// is otherwise taken as 0 and counted in `Report.warnings`).
+/// `run(program, *, strict=False, timeline=None, timeline_window=None)`:
+/// simulates it and returns its `Report`. The GIL is released while it
+/// runs, so runs in threads proceed in parallel. A run-time error raises
+/// `RunError` (a `ValueError`); `strict=True` makes a computed negative
+/// amount one (it is otherwise taken as 0 and counted in
+/// `Report.warnings`). `timeline=PATH` writes the run's Chrome trace
+/// there, as `serq run --timeline` does (of `timeline_window=(FROM, TO)`
+/// only, when given); a window or path it cannot use raises `ValueError`
+/// before the run.
 #[pyfunction]
-#[pyo3(signature = (program, *, strict=false))]
-pub fn run(py: Python<'_>, program: &Program, strict: bool) -> PyResult<Report> {
+#[pyo3(signature = (program, *, strict=false, timeline=None, timeline_window=None))]
+pub fn run(
+    py: Python<'_>,
+    program: &Program,
+    strict: bool,
+    timeline: Option<PathBuf>,
+    timeline_window: Option<(f64, f64)>,
+) -> PyResult<Report> {
+    let value_error = |m: String| pyo3::exceptions::PyValueError::new_err(m);
+    let recorder = match &timeline {
+        Some(path) => {
+            let window = timeline_window.unwrap_or((0.0, f64::INFINITY));
+            if !(window.0 >= 0.0 && window.0 < window.1 && window.0 < program.ir.horizon) {
+                return Err(value_error(format!(
+                    "timeline_window ({}, {}) needs 0 <= FROM < TO and FROM below the horizon {}",
+                    window.0, window.1, program.ir.horizon
+                )));
+            }
+            let cap = serq::timeline::DEFAULT_CAP;
+            let recorder = serq::timeline::Timeline::create(path, window, cap)
+                .map_err(|e| value_error(format!("cannot write `{}`: {e}", path.display())))?;
+            Some(Box::new(recorder))
+        }
+        None if timeline_window.is_some() => {
+            return Err(value_error("timeline_window needs timeline=".to_string()));
+        }
+        None => None,
+    };
     // pyserq's reports know each sample's time, session and turn.
-    let result = py.detach(|| {
+    let (result, recorder) = py.detach(|| {
         let mut options = serq::RunOptions {
             provenance: true,
             strict,
+            timeline: recorder,
             ..serq::RunOptions::default()
         };
-        serq::run_with(&program.ir, &mut options)
+        let result = serq::run_with(&program.ir, &mut options);
+        (result, options.timeline.take())
     });
     let mut report = result.map_err(|e| program.run_error(&e))?;
+    if let (Some(recorder), Some(path)) = (recorder, &timeline) {
+        py.detach(|| recorder.finish(report.end))
+            .map_err(|e| value_error(format!("cannot write `{}`: {e}", path.display())))?;
+    }
     report.source_name = program.name.clone();
     Ok(Report::new(report))
 }

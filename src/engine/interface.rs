@@ -140,6 +140,15 @@ pub struct RunOptions<'a> {
     /// asks; by default it is taken as 0, as pyserq 0.1.0 takes it, and
     /// counted in the report's warnings (spec §10 Q13).
     pub strict: bool,
+    /// Record what the run did as a Chrome trace (`serq run --timeline`,
+    /// docs/timeline.md): taken by the run, given back here at its end,
+    /// for the caller to [`crate::timeline::Timeline::finish`] with the
+    /// run's end. `None`: nothing is recorded and nothing is paid.
+    pub timeline: Option<Box<crate::timeline::Timeline>>,
+    /// Record the series over time (`serq run --series`): taken by the
+    /// run, given back here at its end with every window's figures, for
+    /// [`crate::report::Series::to_csv`] with the run's report.
+    pub series: Option<Box<crate::report::Series>>,
 }
 
 impl std::fmt::Debug for RunOptions<'_> {
@@ -152,6 +161,8 @@ impl std::fmt::Debug for RunOptions<'_> {
             .field("provenance", &self.provenance)
             .field("turn_marks", &self.turn_marks)
             .field("strict", &self.strict)
+            .field("timeline", &self.timeline.is_some())
+            .field("series", &self.series.is_some())
             .finish()
     }
 }

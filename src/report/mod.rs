@@ -18,7 +18,7 @@ mod warnings;
 pub use family::{Fold, PoolFamily, Spread, StageFamily};
 pub(crate) use json::{GrowingJson, WarningJson, stability_json, warnings_json};
 pub use lookup::ObservationView;
-pub use series::WindowedAverage;
+pub use series::{Series, WindowedAverage};
 pub use slo::{Attainment, Bound, Request, Slo, SloError, with_field_json, with_slo_json};
 pub use stability::{
     Growing, Place, Stability, TREND_LAG, TREND_LEVEL, TREND_T, Trend, Trends, Verdict, judge,

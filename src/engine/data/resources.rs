@@ -13,6 +13,21 @@ use crate::engine::data::pool::Waiting;
 use crate::engine::data::stats::TimeAvg;
 use crate::report::{NegativeAmounts, Provenance, TurnMarks, Welford, WindowedAverage};
 
+/// What a run records beside its report: its timeline (`serq run
+/// --timeline`) and its series (`--series`), when it records either.
+#[derive(Default)]
+pub struct Recorders {
+    /// The timeline.
+    pub timeline: Option<Box<crate::timeline::Timeline>>,
+    /// The series.
+    pub series: Option<Box<crate::report::Series>>,
+}
+
+/// The run's recorders, when it has one: one `Option` that every hook
+/// tests first, so a run without one pays a branch per hook.
+#[derive(Resource, Default)]
+pub struct Recording(pub Option<Box<Recorders>>);
+
 /// The clock.
 #[derive(Resource, Clone, Copy, Debug, Default)]
 pub struct Clock {

@@ -2,4 +2,5 @@
 //! view, and [`sim::Sim`], the systems' shared view of the world.
 
 pub mod evaluate;
+pub mod record;
 pub mod sim;

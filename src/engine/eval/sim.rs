@@ -22,7 +22,7 @@ use crate::engine::data::kv::KvPools;
 use crate::engine::data::pool::{PoolLevels, PoolStats, Waiters, Waiting};
 use crate::engine::data::replay::Replay;
 use crate::engine::data::resources::{
-    Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready,
+    Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready, Recording,
 };
 use crate::engine::data::rng::{Purpose, Streams};
 use crate::engine::data::session::{
@@ -153,6 +153,7 @@ pub struct SimParam<'w, 's> {
     flow_owners: Query<'w, 's, &'static mut FlowOf>,
     commands: Commands<'w, 's>,
     scratch: ResMut<'w, ChooseScratch>,
+    recording: ResMut<'w, Recording>,
 }
 
 impl<'w, 's> SimParam<'w, 's> {
@@ -199,13 +200,14 @@ impl<'w, 's> SimParam<'w, 's> {
                 flows: self.flow_owners,
                 commands: self.commands,
                 scratch: self.scratch.into_inner(),
+                recording: self.recording.into_inner(),
             },
         }
     }
 }
 
-/// What no one domain owns: a new flow's entity and its owner, and
-/// `choose`'s scratch.
+/// What no one domain owns: a new flow's entity and its owner,
+/// `choose`'s scratch, and the timeline.
 pub struct Store<'w, 's> {
     /// Flows: the session each one's run is (a recycled flow entity's is
     /// rewritten in place).
@@ -214,6 +216,8 @@ pub struct Store<'w, 's> {
     pub commands: Commands<'w, 's>,
     /// Scratch for `choose`.
     pub scratch: &'w mut ChooseScratch,
+    /// The timeline, when the run records one (engine/eval/record.rs).
+    pub recording: &'w mut Recording,
 }
 
 /// Everything the per-event path changes, by domain.

@@ -26,7 +26,7 @@ use crate::engine::data::kv::KvPools;
 use crate::engine::data::pool::{PoolLevels, PoolStats, Waiters, Waiting};
 use crate::engine::data::replay::Replay;
 use crate::engine::data::resources::{
-    Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready,
+    Census, ChooseScratch, Clock, DirtyPs, Members, Observed, Ready, Recorders, Recording,
 };
 use crate::engine::data::rng::{Stream, Streams};
 use crate::engine::data::session::{AttrRows, Continuation, Dealings, Draws, Life, Vacant};
@@ -36,7 +36,7 @@ use crate::engine::eval::sim::{Sim, SimParam};
 use crate::engine::flows::FlowSystem;
 use crate::engine::interface::{PROGRESS_EVERY, RunError, RunOptions, SessionCounts};
 use crate::engine::run::invariants::{Verdict, check_invariants};
-use crate::engine::run::report::{End, Output, fill_report};
+use crate::engine::run::report::{End, Output, families, fill_report};
 use crate::engine::systems::arrive::{arrive, create_session, renewal_gap, thinned_arrival};
 use crate::engine::systems::budget::refresh_budget_left;
 use crate::engine::systems::end_flow::end_flow;
@@ -118,6 +118,7 @@ pub fn build(program: &ValidProgram) -> World {
     ));
     world.insert_resource(Flows::new(flows, prog.stages.len(), warmup));
     world.insert_resource(ChooseScratch::default());
+    world.insert_resource(Recording::default());
     world.insert_resource(code);
     world
 }
@@ -263,6 +264,7 @@ pub fn run(
         world.resource_mut::<Ready>().0.reserve_exact(initial);
     }
     observe_as_asked(&mut world, options, prog.observes.len());
+    record_as_asked(&mut world, options, program);
     let mut state: RunState = SystemState::new(&mut world);
     with_sim(&mut state, &mut world, start)?;
     if check {
@@ -298,6 +300,11 @@ pub fn run(
             arrivals_met_by_the_horizon(code, sim)
         })?;
     }
+    with_sim(&mut state, &mut world, |_, sim| {
+        sim.record_finish(end);
+        Ok(())
+    })?;
+    give_back_recorders(&mut world, options);
     finish(&mut world, &mut report, end)
 }
 
@@ -326,11 +333,87 @@ fn open_traces(world: &mut World, program: &ValidProgram) -> Result<(), RunError
 fn observe_as_asked(world: &mut World, options: &RunOptions<'_>, observations: usize) {
     let mut observed = world.resource_mut::<Observed>();
     observed.strict = options.strict;
-    if options.provenance {
+    // A timeline draws each sample where and when it was taken: from the
+    // provenance, so that `observe` itself does no more than it did.
+    if options.provenance || options.timeline.is_some() {
         observed.provenance = Some(vec![Default::default(); observations]);
     }
     if options.turn_marks {
         observed.marks = Some(Default::default());
+    }
+}
+
+/// The caller's timeline and series, declared with the program's members,
+/// as the run's recorders.
+fn record_as_asked(world: &mut World, options: &mut RunOptions<'_>, program: &ValidProgram) {
+    let prog = program.program();
+    let timeline = options.timeline.take().map(|mut timeline| {
+        timeline.declare(timeline_members(program));
+        timeline
+    });
+    let series = options.series.take().map(|mut series| {
+        series.declare(
+            prog.warmup,
+            prog.horizon,
+            prog.shared_stages(),
+            prog.pools.len(),
+        );
+        series
+    });
+    if timeline.is_some() || series.is_some() {
+        let recorders = Recorders { timeline, series };
+        world.insert_resource(Recording(Some(Box::new(recorders))));
+    }
+}
+
+/// The recorders go back to the caller, the timeline with every sample.
+fn give_back_recorders(world: &mut World, options: &mut RunOptions<'_>) {
+    if let Some(mut recorders) = world.resource_mut::<Recording>().0.take() {
+        if let Some(timeline) = recorders.timeline.as_deref_mut() {
+            draw_samples(timeline, world.resource::<Observed>());
+        }
+        options.timeline = recorders.timeline;
+        options.series = recorders.series;
+    }
+}
+
+/// Every sample, on its session's track at its time (observation by
+/// observation, each in the order taken).
+fn draw_samples(timeline: &mut crate::timeline::Timeline, observed: &Observed) {
+    let Some(origins) = &observed.provenance else {
+        return;
+    };
+    for (i, (samples, origin)) in observed.samples.iter().zip(origins).enumerate() {
+        for ((&value, &time), &session) in samples.iter().zip(&origin.times).zip(&origin.sessions) {
+            timeline.observe(session, i as u32, value, time);
+        }
+    }
+}
+
+/// The names and kinds of the program's members, for a timeline's tracks.
+fn timeline_members(program: &ValidProgram) -> crate::timeline::Members {
+    let prog = program.program();
+    let named = |names: Vec<&str>| -> Vec<String> {
+        let members = families(names.iter().copied());
+        names
+            .iter()
+            .zip(members)
+            .map(|(n, m)| match m {
+                Some(k) => format!("{n}[{k}]"),
+                None => n.to_string(),
+            })
+            .collect()
+    };
+    crate::timeline::Members {
+        stages: named(prog.stages.iter().map(|s| s.name.as_str()).collect()),
+        step: prog
+            .stages
+            .iter()
+            .map(|s| matches!(s.kind, crate::ir::StageKind::Step(..)))
+            .collect(),
+        shared: prog.shared_stages(),
+        pools: named(prog.pools.iter().map(|p| p.name.as_str()).collect()),
+        observes: prog.observes.clone(),
     }
 }
 
@@ -373,7 +456,9 @@ fn start(code: &Code, sim: &mut Sim) -> Result<(), RunError> {
     if prog.warmup > 0.0 {
         sim.time.events.schedule(prog.warmup, EventKind::Warmup);
     }
-    settle(code, sim)
+    settle(code, sim)?;
+    sim.record_settled();
+    Ok(())
 }
 
 /// The event counts at which the run looks up from its events: the cap
@@ -475,6 +560,7 @@ fn stretch(
             }
         }
         settle(code, sim)?;
+        sim.record_settled();
         if let Some(limit) = prog.arrivals
             && drained(sim, limit)
         {

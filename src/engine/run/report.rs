@@ -24,7 +24,7 @@ pub struct Output(pub Option<Report>);
 
 /// Each entry's index in its family (a run of equal names, as the IR
 /// flattens `x[N]`), or `None` in a family of one.
-fn families<'n>(names: impl Iterator<Item = &'n str>) -> Vec<Option<usize>> {
+pub fn families<'n>(names: impl Iterator<Item = &'n str>) -> Vec<Option<usize>> {
     let names: Vec<&str> = names.collect();
     let mut out = vec![None; names.len()];
     let mut start = 0;

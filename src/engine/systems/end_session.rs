@@ -43,6 +43,7 @@ pub fn end_closed_session(
     e: Entity,
     serial: u64,
 ) -> Result<(), RunError> {
+    sim.record_end(serial);
     // Without pools a session never deals with one: no fetch.
     let dealings = if code.pools.is_empty() {
         None

@@ -133,6 +133,7 @@ fn issue_flows(sim: &mut Sim) -> Result<(), RunError> {
             .events
             .schedule(time.max(now), EventKind::FlowEnd(flows.generation));
     }
+    sim.record_rates();
     Ok(())
 }
 

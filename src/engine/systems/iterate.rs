@@ -33,6 +33,7 @@ use crate::engine::systems::caching::make_room;
 use crate::engine::systems::preempt::{Fit, Taken, make_fit};
 use crate::engine::systems::step_session::step_session;
 use crate::ir::Ctx;
+use crate::timeline::Iteration;
 
 /// The engine of step stage `s`.
 fn engine_of<'a>(sim: &'a mut Sim, s: usize) -> Result<Mut<'a, Service>, RunError> {
@@ -160,6 +161,17 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
     if let Ok((service, _)) = sim.stages.members.get(sim.stages.entities[s]) {
         sim.stages.load.set_busy(s, service);
     }
+    sim.record_iteration(
+        s,
+        Iteration {
+            start: now,
+            duration: cost.max(0.0),
+            tokens: totals.tokens,
+            prefill: totals.prefilled,
+            residents,
+            cost,
+        },
+    );
     sim.time.events.schedule(
         now + cost.max(0.0),
         EventKind::IterationEnd(s as u32, generation),

@@ -143,6 +143,7 @@ pub fn make_fit(
 /// the stage it is at, its hold on the pool is released with every hold
 /// inside it, and it waits at the head of that hold's queue again.
 pub fn preempt(code: &Code, sim: &mut Sim, v: Entity, p: usize) -> Result<Taken, RunError> {
+    sim.record_preempt(v, p as u32);
     let now = sim.time.clock.now;
     let pool = p as u32;
     let hold = VictimHold::of(sim, v, pool, now)?;

@@ -54,6 +54,7 @@ pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunErro
             Stop::Run(at, held, w) => {
                 let w = sim.amount("the run's work", w, e, at)?;
                 if run_job(code, sim, e, at, &held, w)? == Step::Stop {
+                    sim.record_run(code, e, at, &held);
                     return Ok(());
                 }
                 continue;
@@ -83,6 +84,7 @@ pub fn step_session(code: &Code, sim: &mut Sim, e: Entity) -> Result<(), RunErro
             _ => Step::Next,
         };
         if step == Step::Stop {
+            sim.record_wait(e);
             return Ok(());
         }
     }
