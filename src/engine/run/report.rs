@@ -4,6 +4,7 @@
 //! Architecture invariant: runs once, after the last event; reads only.
 
 use bevy_ecs::prelude::*;
+use bevy_ecs::system::SystemParam;
 
 use crate::engine::data::code::Code;
 use crate::engine::data::events::EventQueue;
@@ -44,107 +45,41 @@ pub fn families<'n>(names: impl Iterator<Item = &'n str>) -> Vec<Option<usize>> 
     out
 }
 
+/// The run's figures, as [`fill_report`] reads them at the run's end.
+#[derive(SystemParam)]
+pub struct Figures<'w, 's> {
+    code: Res<'w, Code>,
+    end: Res<'w, End>,
+    events: Res<'w, EventQueue>,
+    census: Res<'w, Census>,
+    members: Res<'w, Members>,
+    flows: Res<'w, Flows>,
+    stages: Query<'w, 's, (&'static Service, &'static StageStats)>,
+    pools: Query<'w, 's, &'static PoolStats>,
+    kv: Res<'w, KvPools>,
+}
+
 /// Fills [`Output`] from the run's figures. Runs once, at the run's end:
 /// the samples move into the report (a long run's are megabytes).
-#[allow(clippy::too_many_arguments)]
-pub fn fill_report(
-    code: Res<Code>,
-    end: Res<End>,
-    events: Res<EventQueue>,
-    census: Res<Census>,
-    mut observed: ResMut<Observed>,
-    members: Res<Members>,
-    flows: Res<Flows>,
-    stages: Query<(&Service, &StageStats)>,
-    pools: Query<&PoolStats>,
-    kv: Res<KvPools>,
-    mut out: ResMut<Output>,
-) {
-    let prog = &code.program;
+pub fn fill_report(figures: Figures, mut observed: ResMut<Observed>, mut out: ResMut<Output>) {
+    let prog = &figures.code.program;
     let samples = std::mem::take(&mut observed.samples);
-    let end = end.0;
-    let span = end - prog.warmup;
-    let stage_members = families(prog.stages.iter().map(|s| s.name.as_str()));
-    let pool_members = families(prog.pools.iter().map(|p| p.name.as_str()));
-    // The stability test's series (docs/report.md §2.1).
-    let stage_series = members
-        .stages
-        .iter()
-        .filter_map(|&e| Some(stages.get(e).ok()?.1.present_series.means(end)))
-        .collect();
-    let pool_series = members
-        .pools
-        .iter()
-        .filter_map(|&e| Some(pools.get(e).ok()?.queue_series.means(end)))
-        .collect();
-    let stages = members
-        .stages
-        .iter()
-        .enumerate()
-        .filter_map(|(i, &e)| {
-            let (service, s) = stages.get(e).ok()?;
-            let iterations = match service {
-                Service::Step(engine) => engine.iterations,
-                _ => 0,
-            };
-            // A shared stage's utilisation is the flow system's.
-            let util = if service.is_shared() {
-                &flows.util[i]
-            } else {
-                &s.util
-            };
-            Some(StageRow {
-                name: prog.stages[i].name.clone(),
-                member: stage_members[i],
-                mean_number: s.number.mean(end),
-                utilization: Some(util.mean(end)).filter(|u| !u.is_nan()),
-                completed: s.completed,
-                throughput: s.completed as f64 / span,
-                mean_wait: s.wait.mean(),
-                mean_service: s.service_time.mean(),
-                iterations,
-            })
-        })
-        .collect();
-    let pools = members
-        .pools
-        .iter()
-        .enumerate()
-        .filter_map(|(i, &e)| {
-            let p = pools.get(e).ok()?;
-            let f = &kv.figures[i];
-            Some(PoolRow {
-                name: prog.pools[i].name.clone(),
-                member: pool_members[i],
-                mean_used: p.used_avg.mean(end),
-                mean_cached: f.cached_avg.mean(end),
-                mean_queue: p.queue_avg.mean(end),
-                mean_holders: p.holders_avg.mean(end),
-                mean_wait: p.wait.mean(),
-                admissions: p.admissions,
-                evicted_entries: f.evicted_entries,
-                evicted_units: f.evicted_units,
-                preemptions: f.preemptions,
-                spills: f.spills,
-                rejected: p.rejected,
-                stuck: f.stuck,
-            })
-        })
-        .collect();
+    let end = figures.end.0;
+    let census = &figures.census;
     out.0 = Some(Report {
         source_name: String::new(),
         horizon: prog.horizon,
         end,
         warmup: prog.warmup,
         seed: prog.seed,
-        events: events.taken,
+        events: figures.events.taken,
         arrivals: census.next_serial,
         ended: census.ended,
         turns: observed.turns,
         mean_live: census.live_avg.mean(end),
         live_series: census.live_series.means(end),
-        stage_series,
-        pool_series,
+        stage_series: figures.stage_series(),
+        pool_series: figures.pool_series(),
         observes: prog
             .observes
             .iter()
@@ -157,8 +92,8 @@ pub fn fill_report(
                 provenance: observed.provenance.as_ref().and_then(|p| p.get(i).cloned()),
             })
             .collect(),
-        stages,
-        pools,
+        stages: figures.stage_rows(),
+        pools: figures.pool_rows(),
         turn_marks: observed.marks.take(),
         negative_amounts: observed.negative_amounts.take().map(|mut n| {
             let (b, i) = n.statement.at;
@@ -170,6 +105,98 @@ pub fn fill_report(
             n
         }),
     });
+}
+
+impl Figures<'_, '_> {
+    /// Each stage member's jobs present, by window: the stability test's
+    /// series (docs/report.md §2.1).
+    fn stage_series(&self) -> Vec<Vec<f64>> {
+        let end = self.end.0;
+        self.members
+            .stages
+            .iter()
+            .filter_map(|&e| Some(self.stages.get(e).ok()?.1.present_series.means(end)))
+            .collect()
+    }
+
+    /// Each pool member's queue, by window (the same test's).
+    fn pool_series(&self) -> Vec<Vec<f64>> {
+        let end = self.end.0;
+        self.members
+            .pools
+            .iter()
+            .filter_map(|&e| Some(self.pools.get(e).ok()?.queue_series.means(end)))
+            .collect()
+    }
+
+    /// Every stage member's row.
+    fn stage_rows(&self) -> Vec<StageRow> {
+        let prog = &self.code.program;
+        let end = self.end.0;
+        let span = end - prog.warmup;
+        let stage_members = families(prog.stages.iter().map(|s| s.name.as_str()));
+        self.members
+            .stages
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &e)| {
+                let (service, s) = self.stages.get(e).ok()?;
+                let iterations = match service {
+                    Service::Step(engine) => engine.iterations,
+                    _ => 0,
+                };
+                // A shared stage's utilisation is the flow system's.
+                let util = if service.is_shared() {
+                    &self.flows.util[i]
+                } else {
+                    &s.util
+                };
+                Some(StageRow {
+                    name: prog.stages[i].name.clone(),
+                    member: stage_members[i],
+                    mean_number: s.number.mean(end),
+                    utilization: Some(util.mean(end)).filter(|u| !u.is_nan()),
+                    completed: s.completed,
+                    throughput: s.completed as f64 / span,
+                    mean_wait: s.wait.mean(),
+                    mean_service: s.service_time.mean(),
+                    iterations,
+                })
+            })
+            .collect()
+    }
+
+    /// Every pool member's row.
+    fn pool_rows(&self) -> Vec<PoolRow> {
+        let prog = &self.code.program;
+        let end = self.end.0;
+        let pool_members = families(prog.pools.iter().map(|p| p.name.as_str()));
+        self.members
+            .pools
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &e)| {
+                let p = self.pools.get(e).ok()?;
+                let f = &self.kv.figures[i];
+                Some(PoolRow {
+                    name: prog.pools[i].name.clone(),
+                    member: pool_members[i],
+                    mean_used: p.used_avg.mean(end),
+                    mean_cached: f.cached_avg.mean(end),
+                    mean_queue: p.queue_avg.mean(end),
+                    mean_holders: p.holders_avg.mean(end),
+                    mean_wait: p.wait.mean(),
+                    admissions: p.admissions,
+                    evicted_entries: f.evicted_entries,
+                    evicted_units: f.evicted_units,
+                    preemptions: f.preemptions,
+                    spills: f.spills,
+                    rejected: p.rejected,
+                    stuck: f.stuck,
+                })
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
