@@ -389,7 +389,6 @@ fn rank_by_admission(engine: Option<&mut Engine>) {
 
 /// The resident of session `e` at step stage `s` takes its tokens from the
 /// hand-out, its growing hold first grown to cover them.
-#[allow(clippy::too_many_arguments)]
 fn serve(
     code: &Code,
     sim: &mut Sim,
