@@ -22,7 +22,7 @@ use crate::engine::eval::evaluate::{Moment, eval};
 use crate::engine::eval::sim::{Sim, lost, made};
 use crate::engine::interface::RunError;
 use crate::engine::serving::EPS;
-use crate::engine::serving::iteration::{Handout, Mode, Withdrawal};
+use crate::engine::serving::iteration::{Handout, Mode, StepTotals, Withdrawal};
 use crate::engine::serving::order::{Rank, serve_order};
 use crate::engine::serving::position::StalledGrowth;
 use crate::engine::systems::admit::{head, try_admit};
@@ -115,32 +115,8 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
         refresh_budget_left(code, sim, s)?;
         return Ok(());
     }
-    // The Step moment: over the residents given tokens, after growth.
-    let memory = step.memory;
-    let (mut kv_decode, mut kv_prefill, mut residents) = (0.0, 0.0, 0.0);
-    {
-        let engine = engine_of(sim, s)?;
-        let Service::Step(engine) = &*engine else {
-            return Ok(());
-        };
-        residents += engine.residents.len() as f64;
-        if memory.is_some() {
-            for r in engine.residents.iter().filter(|r| r.granted > 0.0) {
-                match r.mode {
-                    Mode::Decode => kv_decode += r.kv,
-                    Mode::Prefill => kv_prefill += r.kv,
-                }
-            }
-        }
-    }
-    let mut step_moment = Moment::NONE;
-    step_moment.0[ctx_index(Ctx::Tokens)] = totals.tokens;
-    step_moment.0[ctx_index(Ctx::Prefilled)] = totals.prefilled;
-    step_moment.0[ctx_index(Ctx::Decoders)] = f64::from(totals.decoders);
-    step_moment.0[ctx_index(Ctx::KvDecode)] = kv_decode;
-    step_moment.0[ctx_index(Ctx::KvPrefill)] = kv_prefill;
-    step_moment.0[ctx_index(Ctx::Residents)] = residents;
-    step_moment.0[ctx_index(Ctx::Attention)] = totals.attention;
+    let step_moment = step_moment(sim, s, step.memory.is_some(), &totals)?;
+    let residents = step_moment.0[ctx_index(Ctx::Residents)];
     let cost = eval_engine(code, sim, s, &step.cost, &step_moment, "cost")?;
     if cost.is_nan() || (totals.tokens > 0.0 && cost <= 0.0) {
         return Err(cost_error(code, sim, s, cost, totals.tokens));
@@ -183,6 +159,39 @@ pub fn start_iteration(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunEr
         return Ok(());
     }
     refresh_budget_left(code, sim, s)
+}
+
+/// The Step moment of step stage `s`: the hand-out's totals, and
+/// `residents`, `kv_decode` and `kv_prefill` over the residents given
+/// tokens, after growth (the kv sums only for an engine with `memory`).
+fn step_moment(
+    sim: &mut Sim,
+    s: usize,
+    memory: bool,
+    totals: &StepTotals,
+) -> Result<Moment, RunError> {
+    let (mut kv_decode, mut kv_prefill, mut residents) = (0.0, 0.0, 0.0);
+    let engine = engine_of(sim, s)?;
+    if let Service::Step(engine) = &*engine {
+        residents += engine.residents.len() as f64;
+        if memory {
+            for r in engine.residents.iter().filter(|r| r.granted > 0.0) {
+                match r.mode {
+                    Mode::Decode => kv_decode += r.kv,
+                    Mode::Prefill => kv_prefill += r.kv,
+                }
+            }
+        }
+    }
+    let mut moment = Moment::NONE;
+    moment.0[ctx_index(Ctx::Tokens)] = totals.tokens;
+    moment.0[ctx_index(Ctx::Prefilled)] = totals.prefilled;
+    moment.0[ctx_index(Ctx::Decoders)] = f64::from(totals.decoders);
+    moment.0[ctx_index(Ctx::KvDecode)] = kv_decode;
+    moment.0[ctx_index(Ctx::KvPrefill)] = kv_prefill;
+    moment.0[ctx_index(Ctx::Residents)] = residents;
+    moment.0[ctx_index(Ctx::Attention)] = totals.attention;
+    Ok(moment)
 }
 
 /// A cost that is NaN, or not above 0 for an iteration that schedules
