@@ -129,8 +129,9 @@ impl Fold {
     }
 }
 
-/// The runs of rows with one name, in order.
-fn runs<T>(rows: &[T], name: impl Fn(&T) -> &str) -> Vec<&[T]> {
+/// The runs of rows with one name, in order (a family is a run of its
+/// members).
+pub(crate) fn runs<T>(rows: &[T], name: impl Fn(&T) -> &str) -> Vec<&[T]> {
     let mut out = Vec::new();
     let mut start = 0;
     while start < rows.len() {

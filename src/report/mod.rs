@@ -15,6 +15,7 @@ mod stats;
 mod table;
 mod warnings;
 
+pub(crate) use family::runs;
 pub use family::{Fold, PoolFamily, Spread, StageFamily};
 pub(crate) use json::{GrowingJson, WarningJson, stability_json, warnings_json};
 pub use lookup::ObservationView;

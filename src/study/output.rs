@@ -4,6 +4,7 @@
 //! [`Replicated`] holds them (program and declaration order); an undefined
 //! figure prints `-` in the table and `null` in JSON.
 
+use crate::report::runs;
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -94,21 +95,6 @@ struct PoolFamilyJson {
     members: usize,
     mean_used: Spread,
     mean_wait: Spread,
-}
-
-/// The runs of estimates with one family name, in order.
-fn families<T>(rows: &[T], name: impl Fn(&T) -> &str) -> Vec<&[T]> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < rows.len() {
-        let n = rows[start..]
-            .iter()
-            .take_while(|r| name(r) == name(&rows[start]))
-            .count();
-        out.push(&rows[start..start + n]);
-        start += n;
-    }
-    out
 }
 
 /// The spread over members of each member's across-replication mean.
@@ -234,11 +220,11 @@ impl Replicated {
     /// assert!(json.contains(r#""stages":[{"name":"d","members":2,"utilization":{"mean":0.2,"min":0.0,"max":0.4}"#));
     /// ```
     pub fn to_json_by_family(&self) -> String {
-        let stages = families(&self.stages, |s| &s.name)
+        let stages = runs(&self.stages, |s| &s.name)
             .into_iter()
             .map(stage_family)
             .collect();
-        let pools = families(&self.pools, |p| &p.name)
+        let pools = runs(&self.pools, |p| &p.name)
             .into_iter()
             .map(pool_family)
             .collect();
@@ -315,10 +301,10 @@ impl Replicated {
     /// assert!(table.lines().any(|l| row(l) == ["d", "×20", "0.020", "0.000", "0.400", "0.020", "0.005"]));
     /// ```
     pub fn to_table_folded(&self, source_name: &str, fold: Fold) -> String {
-        let folds = families(&self.stages, |s| &s.name)
+        let folds = runs(&self.stages, |s| &s.name)
             .iter()
             .map(|f| f.len())
-            .chain(families(&self.pools, |p| &p.name).iter().map(|f| f.len()))
+            .chain(runs(&self.pools, |p| &p.name).iter().map(|f| f.len()))
             .any(|n| fold.folds(n));
         if folds {
             return self.table_folded(source_name, fold);
@@ -429,7 +415,7 @@ impl Replicated {
             (1, m) => member_name(name, m),
             (n, _) => format!("{name} ×{n}"),
         };
-        let stages: Vec<(String, StageFamilyJson)> = families(&self.stages, |s| &s.name)
+        let stages: Vec<(String, StageFamilyJson)> = runs(&self.stages, |s| &s.name)
             .into_iter()
             .flat_map(|f| {
                 if fold.folds(f.len()) {
@@ -446,7 +432,7 @@ impl Replicated {
                 }
             })
             .collect();
-        let pools: Vec<(String, PoolFamilyJson)> = families(&self.pools, |p| &p.name)
+        let pools: Vec<(String, PoolFamilyJson)> = runs(&self.pools, |p| &p.name)
             .into_iter()
             .flat_map(|f| {
                 if fold.folds(f.len()) {
