@@ -439,42 +439,19 @@ fn serve(
             let x = d.holds()[h].pools[i];
             (x.units, x.position)
         };
-        let pu = p as usize;
-        if let Some(grow) = StalledGrowth::of(units, position, tokens, sim.pools.kv.block[pu]) {
-            let more = grow.allocation - units;
-            let mut withdraw = |sim: &mut Sim, taken: Taken| {
-                *preempted = true;
-                if let Some((v_stage, granted, v_mode, v_k)) = taken.resident
-                    && v_stage as usize == s
-                    && granted > 0.0
-                {
-                    handout.withdraw(v_mode, granted, v_k);
-                    let _ = sim;
-                }
-                Ok(())
+        if let Some(grow) =
+            StalledGrowth::of(units, position, tokens, sim.pools.kv.block[p as usize])
+        {
+            let entry = GrowingEntry {
+                frame: h,
+                index: i,
+                pool: p,
+                units,
             };
-            match make_fit(code, sim, pu, more, e, &mut withdraw)? {
-                Fit::Fits => {
-                    if code.caching {
-                        make_room(code, sim, pu, more)?;
-                    }
-                    let mut d = made!(sim.sessions.dealings.get_mut(e), "session", now);
-                    d.get().holds[h].pools[i].units = grow.allocation;
-                    if let Ok((_, mut stats)) = sim.pools.members.get_mut(sim.pools.entities[pu]) {
-                        sim.pools.levels.grow(&mut stats, pu, now, more);
-                    }
-                    if code.steps[s].as_ref().and_then(|st| st.memory) == Some(p)
-                        && let Some(engine) = engine_of(sim, s)?.engine()
-                        && let Some(r) = engine.find_at(hint, e)
-                    {
-                        engine.residents[r].kv += more;
-                    }
-                }
-                Fit::GrowerTaken => return Ok(()),
-                Fit::NoVictim => {
-                    stall(sim, s, e, h, i, p, grow)?;
-                    return Ok(());
-                }
+            let place = (s, hint, e);
+            match grow_before_grant(code, sim, place, entry, grow, handout, preempted)? {
+                Fit::Fits => {}
+                Fit::GrowerTaken | Fit::NoVictim => return Ok(()),
             }
         }
         let mut d = made!(sim.sessions.dealings.get_mut(e), "session", now);
@@ -495,6 +472,68 @@ fn serve(
         engine.residents[r].granted = tokens;
     }
     Ok(())
+}
+
+/// A growing resident's hold entry on its `growing` pool: its frame and
+/// place there, the pool, and the units it holds.
+struct GrowingEntry {
+    frame: usize,
+    index: usize,
+    pool: u32,
+    units: f64,
+}
+
+/// The resident of session `e` at step stage `s` (found first at `hint`)
+/// grows `entry` to `grow.allocation` before it takes its tokens: victims
+/// are preempted while the growth does not fit (a victim this iteration
+/// served gives its grant back to `handout`), the cache makes room, and
+/// the pool's level and the resident's `kv` follow; with nobody to
+/// preempt, the resident stalls. Returns what [`make_fit`] found.
+fn grow_before_grant(
+    code: &Code,
+    sim: &mut Sim,
+    (s, hint, e): (usize, usize, Entity),
+    entry: GrowingEntry,
+    grow: StalledGrowth,
+    handout: &mut Handout,
+    preempted: &mut bool,
+) -> Result<Fit, RunError> {
+    let now = sim.time.clock.now;
+    let (p, pu) = (entry.pool, entry.pool as usize);
+    let more = grow.allocation - entry.units;
+    let mut withdraw = |sim: &mut Sim, taken: Taken| {
+        *preempted = true;
+        if let Some((v_stage, granted, v_mode, v_k)) = taken.resident
+            && v_stage as usize == s
+            && granted > 0.0
+        {
+            handout.withdraw(v_mode, granted, v_k);
+            let _ = sim;
+        }
+        Ok(())
+    };
+    let fit = make_fit(code, sim, pu, more, e, &mut withdraw)?;
+    match fit {
+        Fit::Fits => {
+            if code.caching {
+                make_room(code, sim, pu, more)?;
+            }
+            let mut d = made!(sim.sessions.dealings.get_mut(e), "session", now);
+            d.get().holds[entry.frame].pools[entry.index].units = grow.allocation;
+            if let Ok((_, mut stats)) = sim.pools.members.get_mut(sim.pools.entities[pu]) {
+                sim.pools.levels.grow(&mut stats, pu, now, more);
+            }
+            if code.steps[s].as_ref().and_then(|st| st.memory) == Some(p)
+                && let Some(engine) = engine_of(sim, s)?.engine()
+                && let Some(r) = engine.find_at(hint, e)
+            {
+                engine.residents[r].kv += more;
+            }
+        }
+        Fit::GrowerTaken => {}
+        Fit::NoVictim => stall(sim, s, e, entry.frame, entry.index, p, grow)?,
+    }
+    Ok(fit)
 }
 
 /// Under `exclusive prefill`, a prefill admitted in the iteration took it
