@@ -654,51 +654,66 @@ fn admit(
             // preempted: the admissions stop there too, and a victim this
             // iteration served gives its grant back.
             *preempted |= preemptions(sim) != before;
-            if let Some(engine) = engine_of(sim, s)?.engine() {
-                for (mode, tokens, k) in engine.withdrawn.drain(..) {
-                    handout.withdraw(mode, tokens, k);
-                }
-            }
-            let fresh: SmallVec<[Entity; 4]> = {
-                let mut service = engine_of(sim, s)?;
-                let Some(engine) = service.engine() else {
-                    return Ok(());
-                };
-                let mut fresh = SmallVec::new();
-                for r in engine.residents.iter_mut().filter(|r| r.fresh) {
-                    r.fresh = false;
-                    r.rank = u32::MAX;
-                    fresh.push(r.session);
-                }
-                fresh
-            };
-            for e in fresh {
-                let hint = engine_of(sim, s)?
-                    .engine()
-                    .and_then(|g| g.find(e))
-                    .unwrap_or(0);
-                serve(code, sim, s, hint, e, handout, preempted)?;
-            }
-            if let Ok(mut service) = engine_of(sim, s)
-                && let Some(engine) = service.engine()
-            {
-                // Newcomers go on, at the end, after the ranked residents.
-                let ranked = engine
-                    .residents
-                    .iter()
-                    .filter(|r| r.rank != u32::MAX)
-                    .count();
-                let newcomers = engine.residents.iter_mut().filter(|r| r.rank == u32::MAX);
-                for (k, r) in newcomers.enumerate() {
-                    r.rank = (ranked + k) as u32;
-                }
-            }
+            serve_newcomers(code, sim, s, handout, preempted)?;
         }
         if let Ok((waiters, _)) = sim.pools.members.get(sim.pools.entities[p])
             && waiters.queue.is_empty()
             && waiters.stalled.is_empty()
         {
             sim.pools.waiting.remove(p);
+        }
+    }
+    Ok(())
+}
+
+/// After an admission's drain: grants that a `grow` statement preempted
+/// go back to the hand-out, the runs that joined meanwhile (`fresh`) take
+/// their tokens from what is left, and they rank after the residents
+/// already ranked, in join order.
+fn serve_newcomers(
+    code: &Code,
+    sim: &mut Sim,
+    s: usize,
+    handout: &mut Handout,
+    preempted: &mut bool,
+) -> Result<(), RunError> {
+    if let Some(engine) = engine_of(sim, s)?.engine() {
+        for (mode, tokens, k) in engine.withdrawn.drain(..) {
+            handout.withdraw(mode, tokens, k);
+        }
+    }
+    let fresh: SmallVec<[Entity; 4]> = {
+        let mut service = engine_of(sim, s)?;
+        let Some(engine) = service.engine() else {
+            return Ok(());
+        };
+        let mut fresh = SmallVec::new();
+        for r in engine.residents.iter_mut().filter(|r| r.fresh) {
+            r.fresh = false;
+            r.rank = u32::MAX;
+            fresh.push(r.session);
+        }
+        fresh
+    };
+    for e in fresh {
+        let hint = engine_of(sim, s)?
+            .engine()
+            .and_then(|g| g.find(e))
+            .unwrap_or(0);
+        serve(code, sim, s, hint, e, handout, preempted)?;
+    }
+    if let Ok(mut service) = engine_of(sim, s)
+        && let Some(engine) = service.engine()
+    {
+        // Newcomers go on, at the end, after the ranked residents.
+        let ranked = engine
+            .residents
+            .iter()
+            .filter(|r| r.rank != u32::MAX)
+            .count();
+        let newcomers = engine.residents.iter_mut().filter(|r| r.rank == u32::MAX);
+        for (k, r) in newcomers.enumerate() {
+            r.rank = (ranked + k) as u32;
         }
     }
     Ok(())
