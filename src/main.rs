@@ -1266,15 +1266,28 @@ struct RowSink {
     out: Box<dyn std::io::Write + Send>,
     /// Where the rows go, for messages.
     name: String,
+    /// Whether the rows go to standard output.
+    to_stdout: bool,
     written: usize,
     total: usize,
 }
 
 impl RowSink {
-    /// Writes one line and flushes it: a row reaches the file whole.
+    /// Writes one line and flushes it: a row reaches the file whole. When
+    /// standard output's reader has gone (`serq sweep … | head`), the
+    /// process ends at once, quietly and successfully, as a tool in a
+    /// pipeline does: nobody reads the rest.
     fn write(&mut self, line: &str) -> std::io::Result<()> {
-        self.out.write_all(line.as_bytes())?;
-        self.out.flush()
+        let written = self
+            .out
+            .write_all(line.as_bytes())
+            .and_then(|()| self.out.flush());
+        if self.to_stdout
+            && matches!(&written, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+        {
+            std::process::exit(0);
+        }
+        written
     }
 }
 
@@ -1422,6 +1435,7 @@ fn sweep(args: SweepArgs) -> Result<(), Failure> {
             .map_or("standard output".to_string(), |p| {
                 format!("`{}`", p.display())
             }),
+        to_stdout: args.out.is_none(),
         written: kept.len(),
         total: plan.len(),
     }));
@@ -1657,6 +1671,7 @@ fn search(args: SearchArgs) -> Result<(), Failure> {
             .map_or("nowhere (no --out)".to_string(), |p| {
                 format!("`{}`", p.display())
             }),
+        to_stdout: false,
         written: 0,
         total: 0,
     }));

@@ -491,3 +491,32 @@ fn a_sweep_folds_a_family_above_16_members_at_any_point_of_its_grid() {
         assert!(help.contains(word), "{word}: {help}");
     }
 }
+
+#[test]
+fn a_sweep_whose_reader_closes_standard_output_stops_quietly_and_successfully() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    // `serq sweep … | head -1`: 900 points, of which the reader takes the
+    // header and goes. The next row's write finds the pipe closed.
+    let path = scratch(
+        "pipe.sq",
+        "let d = 0.5; stage s : delay; workload { arrive poisson(1); }
+         session { run s (d); } run { horizon 2000; }",
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_serq"))
+        .args(["sweep", &path, "--grid", "d=0.1:1:0.001"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the serq binary runs");
+    let stdout = child.stdout.take().expect("piped");
+    let mut header = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut header)
+        .expect("the header is written");
+    assert!(header.starts_with("d,replications,"), "{header}");
+    // The reader is dropped here: the pipe is closed.
+    let out = child.wait_with_output().expect("serq ends");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "", "no message for a closed pipe");
+}
