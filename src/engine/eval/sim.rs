@@ -381,6 +381,20 @@ pub struct Outside<'a> {
     pub stream: RunStream,
 }
 
+impl<'a> Outside<'a> {
+    /// An evaluation for no session: no `present`, no attributes, at
+    /// `moment`, drawing from `stream`.
+    pub fn no_session(stream: RunStream, moment: &'a Moment) -> Outside<'a> {
+        Outside {
+            present: f64::NAN,
+            moment,
+            serial: u64::MAX,
+            attrs: OutsideAttrs::None,
+            stream,
+        }
+    }
+}
+
 /// The run-wide streams an [`Outside`] evaluation draws from.
 #[derive(Clone, Copy)]
 pub enum RunStream {
@@ -405,6 +419,10 @@ pub enum OutsideAttrs<'a> {
 impl Sim<'_, '_> {
     /// Evaluates `x` outside a session's stretch, reading what `scope` says.
     pub fn evaluate_outside(&mut self, x: &Expr, scope: Outside<'_>) -> Result<f64, Fault> {
+        // A number reads nothing and draws nothing: no context is built.
+        if let Expr::Num(v) = x {
+            return Ok(*v);
+        }
         let now = self.time.clock.now;
         let Sim {
             time,

@@ -75,16 +75,7 @@ pub fn thinned_arrival(code: &Code, sim: &mut Sim) -> Result<f64, RunError> {
         }
         // The rate reads `now`: the clock stands at the candidate while it is read.
         sim.time.clock.now = t;
-        let r = sim.evaluate_outside(
-            rate,
-            Outside {
-                present: f64::NAN,
-                moment: &Moment::NONE,
-                serial: u64::MAX,
-                attrs: OutsideAttrs::None,
-                stream: RunStream::Arrival,
-            },
-        );
+        let r = sim.evaluate_outside(rate, Outside::no_session(RunStream::Arrival, &Moment::NONE));
         // An error is made with the clock at the candidate: it names that time.
         let r = r.map_err(|m| sim.error(format!("arrive poisson(…) peak ({peak}): rate: {m}")))?;
         if !(0.0..=peak).contains(&r) {
@@ -112,16 +103,7 @@ pub fn renewal_gap(code: &Code, sim: &mut Sim) -> Result<f64, RunError> {
         return Ok(f64::INFINITY);
     };
     let now = sim.time.clock.now;
-    let g = sim.evaluate_outside(
-        gap,
-        Outside {
-            present: f64::NAN,
-            moment: &Moment::NONE,
-            serial: u64::MAX,
-            attrs: OutsideAttrs::None,
-            stream: RunStream::Arrival,
-        },
-    );
+    let g = sim.evaluate_outside(gap, Outside::no_session(RunStream::Arrival, &Moment::NONE));
     let g = g.map_err(|m| sim.error(format!("renewal gap: {m}")))?;
     if !(g > 0.0 && g.is_finite()) {
         return Err(sim.error(format!(

@@ -12,7 +12,7 @@ use bevy_ecs::prelude::*;
 
 use crate::engine::data::code::{Code, Expr, StepCode, ctx_index};
 use crate::engine::eval::evaluate::Moment;
-use crate::engine::eval::sim::{Outside, OutsideAttrs, RunStream, Sim, made};
+use crate::engine::eval::sim::{Outside, RunStream, Sim, made};
 use crate::engine::interface::RunError;
 use crate::engine::serving::iteration::{Mode, budget_left};
 use crate::ir::Ctx;
@@ -89,17 +89,7 @@ pub fn eval_engine(
     moment: &Moment,
     what: &str,
 ) -> Result<f64, RunError> {
-    // A number reads nothing and draws nothing: no scope is needed.
-    if let Expr::Num(v) = x {
-        return Ok(*v);
-    }
-    let scope = Outside {
-        present: f64::NAN,
-        moment,
-        serial: u64::MAX,
-        attrs: OutsideAttrs::None,
-        stream: RunStream::Machine,
-    };
+    let scope = Outside::no_session(RunStream::Machine, moment);
     sim.evaluate_outside(x, scope).map_err(|f| {
         sim.error(format!(
             "step stage `{}`: {what}: {f}",

@@ -12,7 +12,7 @@ use crate::engine::data::code::{Code, Expr};
 use crate::engine::data::events::EventKind;
 use crate::engine::data::stage::issue_ps_finish;
 use crate::engine::eval::evaluate::Moment;
-use crate::engine::eval::sim::{Outside, OutsideAttrs, RunStream, Sim, lost, made};
+use crate::engine::eval::sim::{Outside, RunStream, Sim, lost, made};
 use crate::engine::interface::RunError;
 use crate::engine::systems::iterate::start_iteration;
 
@@ -180,10 +180,7 @@ fn issue_ps_evaluated(code: &Code, sim: &mut Sim, s: usize) -> Result<(), RunErr
             capacity,
             Outside {
                 present: present as f64,
-                moment: &Moment::NONE,
-                serial: u64::MAX,
-                attrs: OutsideAttrs::None,
-                stream: RunStream::Machine,
+                ..Outside::no_session(RunStream::Machine, &Moment::NONE)
             },
         );
         phi.map_err(|m| {
